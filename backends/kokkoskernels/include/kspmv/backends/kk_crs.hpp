@@ -1,0 +1,97 @@
+// The baseline: Kokkos Kernels' CrsMatrix and KokkosSparse::spmv (native
+// kernels, no vendor TPL), behind kspmv's format contract, plus interop both
+// ways with matrices and vectors a Kokkos Kernels user already has.
+#pragma once
+
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <KokkosSparse_spmv.hpp>
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+
+#include "kspmv/core/device_util.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+
+namespace kspmv {
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct KkCrs {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  using device_type = Kokkos::Device<ExecSpace, memory_space>;
+  // int ordinals and int offsets: the narrow ETI Kokkos Kernels is built with.
+  using crs_type = KokkosSparse::CrsMatrix<Scalar, int, device_type, void, int>;
+  static constexpr const char* format_name = "kk-crs";
+
+  crs_type A;
+  double conversion_seconds = 0;
+
+  ordinal_t nrows() const { return A.numRows(); }
+  ordinal_t ncols() const { return A.numCols(); }
+  std::int64_t nnz() const { return A.nnz(); }
+  std::size_t storage_bytes() const {
+    return A.graph.row_map.span() * sizeof(int) + A.graph.entries.span() * sizeof(int) +
+           A.values.span() * sizeof(Scalar);
+  }
+};
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+KkCrs<Scalar, ExecSpace> to_kk_crs(const HostCsr<Scalar>& a, const ConvertOptions& = {}) {
+  Kokkos::Timer timer;
+  using K = KkCrs<Scalar, ExecSpace>;
+  using M = typename K::memory_space;
+  if (a.nnz() > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("kk-crs: " + std::to_string(a.nnz()) +
+                                " entries exceed its 32-bit offsets");
+  auto row_map = detail::upload<int, M>(a.row_ptr, "kspmv::kk-crs::row_map");
+  auto entries = detail::upload<int, M>(a.col_idx, "kspmv::kk-crs::entries");
+  auto values = detail::upload<Scalar, M>(a.values, "kspmv::kk-crs::values");
+  K k;
+  k.A = typename K::crs_type("kspmv::kk-crs", a.nrows, a.ncols, static_cast<int>(a.nnz()), values, row_map,
+                             entries);
+  ExecSpace().fence();
+  k.conversion_seconds = timer.seconds();
+  return k;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const KkCrs<Scalar, ExecSpace>& K, const XView& x,
+          Scalar beta, const YView& y) {
+  detail::check_spmv_args(K.nrows(), K.ncols(), x, y, "kk-crs");
+  if (K.nrows() == 0) return;
+  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+#if KOKKOS_VERSION >= 40000
+  KokkosSparse::spmv(space, "N", alpha, K.A, x, beta, y);
+#else
+  // Kokkos Kernels 3.4 runs on the default instance of ExecSpace only.
+  space.fence();
+  KokkosSparse::spmv("N", alpha, K.A, x, beta, y);
+#endif
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(Scalar alpha, const KkCrs<Scalar, ExecSpace>& K, const XView& x, Scalar beta, const YView& y) {
+  spmv(ExecSpace(), alpha, K, x, beta, y);
+}
+
+// A host copy of any KokkosSparse::CrsMatrix, in kspmv's canonical form
+// (so any kspmv format can be built from a Kokkos Kernels user's matrix).
+template <class CrsMatrixType>
+HostCsr<typename CrsMatrixType::non_const_value_type> host_csr_from_kokkos_kernels(const CrsMatrixType& A) {
+  using Scalar = typename CrsMatrixType::non_const_value_type;
+  auto rm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.row_map);
+  auto en = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.graph.entries);
+  auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.values);
+  HostCoo<Scalar> coo(A.numRows(), A.numCols());
+  coo.row.reserve(en.extent(0));
+  coo.col.reserve(en.extent(0));
+  coo.val.reserve(en.extent(0));
+  for (std::int64_t i = 0; i < A.numRows(); ++i)
+    for (std::int64_t k = static_cast<std::int64_t>(rm(i)); k < static_cast<std::int64_t>(rm(i + 1)); ++k)
+      coo.add(i, en(k), va(k));
+  // Kokkos Kernels allows unsorted rows and duplicates: canonicalize.
+  return to_csr(coo);
+}
+
+}  // namespace kspmv

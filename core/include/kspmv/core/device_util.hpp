@@ -1,0 +1,82 @@
+// Helpers every device format shares: argument checks at the API boundary,
+// the y = alpha*sum + beta*y combine with BLAS semantics, uploads from host
+// vectors, and the alpha == 0 path that only scales y.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kspmv/core/error.hpp"
+
+namespace kspmv {
+namespace detail {
+
+// y(i) = alpha*sum + beta*y(i). beta == 0 overwrites: y's old value (maybe
+// NaN) is neither read nor propagated, and no bandwidth is spent on it.
+template <class YView, class Index, class Scalar>
+KOKKOS_INLINE_FUNCTION void combine_y(const YView& y, const Index i, const Scalar alpha, const Scalar sum,
+                                      const Scalar beta) {
+  if (beta == Scalar(0))
+    y(i) = alpha * sum;
+  else
+    y(i) = alpha * sum + beta * y(i);
+}
+
+// Lengths must match the matrix; x and y must not overlap (the kernels read
+// x while writing y).
+template <class XView, class YView>
+void check_spmv_args(std::int64_t nrows, std::int64_t ncols, const XView& x, const YView& y,
+                     const char* format) {
+  static_assert(XView::rank == 1 && YView::rank == 1, "x and y must be rank-1 views");
+  if (static_cast<std::int64_t>(x.extent(0)) != ncols)
+    throw InvalidArgumentError(std::string(format) + " spmv: x has " + std::to_string(x.extent(0)) +
+                               " entries, the matrix has " + std::to_string(ncols) + " columns");
+  if (static_cast<std::int64_t>(y.extent(0)) != nrows)
+    throw InvalidArgumentError(std::string(format) + " spmv: y has " + std::to_string(y.extent(0)) +
+                               " entries, the matrix has " + std::to_string(nrows) + " rows");
+  using xs = typename XView::value_type;
+  using ys = typename YView::value_type;
+  const char* xb = reinterpret_cast<const char*>(x.data());
+  const char* xe = xb + x.span() * sizeof(xs);
+  const char* yb = reinterpret_cast<const char*>(y.data());
+  const char* ye = yb + y.span() * sizeof(ys);
+  if (x.span() > 0 && y.span() > 0 && xb < ye && yb < xe)
+    throw InvalidArgumentError(std::string(format) + " spmv: x and y overlap in memory; "
+                               "y = alpha*A*x + beta*y needs distinct vectors");
+}
+
+// y = beta * y (beta == 0 writes zeros): the whole SpMV when alpha == 0.
+template <class ExecSpace, class YView, class Scalar>
+void scale_y(const ExecSpace& space, Scalar beta, const YView& y) {
+  const std::int64_t n = static_cast<std::int64_t>(y.extent(0));
+  Kokkos::parallel_for(
+      "kspmv::scale_y", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        y(i) = beta == Scalar(0) ? Scalar(0) : beta * y(i);
+      });
+}
+
+// A device copy of a host vector, converting the element type with a
+// range check when it narrows (e.g. 64-bit host offsets to 32-bit).
+template <class T, class MemSpace, class U>
+Kokkos::View<T*, MemSpace> upload(const std::vector<U>& v, const std::string& label) {
+  Kokkos::View<T*, MemSpace> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), v.size());
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if constexpr (std::is_integral<T>::value && std::is_integral<U>::value && sizeof(T) < sizeof(U))
+      h(i) = checked_cast<T>(v[i], label.c_str());
+    else
+      h(i) = static_cast<T>(v[i]);
+  }
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+template <class ExecSpace>
+constexpr bool is_host_space() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+}
+
+}  // namespace detail
+}  // namespace kspmv

@@ -1,0 +1,29 @@
+// Format names: one spelling shared by the CLI, the benchmarks, the tests
+// and the docs. An unknown name is an error that lists the known ones.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kspmv {
+
+enum class Format {
+  Csr,    // portable device CSR (TeamPolicy, vector lanes per row)
+  KkCrs,  // Kokkos Kernels' CrsMatrix + KokkosSparse::spmv: the baseline
+};
+
+struct FormatDescription {
+  Format format;
+  const char* name;
+  const char* summary;
+};
+
+// Every format this build knows, in a stable order.
+const std::vector<FormatDescription>& known_formats();
+// "csr, kk-crs, ..." for messages.
+std::string known_format_names();
+const char* format_name(Format f);
+// Throws InvalidArgumentError listing the known names.
+Format parse_format(const std::string& name);
+
+}  // namespace kspmv

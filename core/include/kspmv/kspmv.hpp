@@ -1,0 +1,15 @@
+// Everything a kspmv user needs, in one include.
+#pragma once
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/error.hpp"
+#include "kspmv/core/format.hpp"
+#include "kspmv/core/generators.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/matrix_market.hpp"
+#include "kspmv/core/options.hpp"
+#include "kspmv/core/permutation.hpp"
+#include "kspmv/core/random.hpp"
+#include "kspmv/core/reference.hpp"
+#include "kspmv/core/row_stats.hpp"
+#include "kspmv/matrix.hpp"

@@ -1,0 +1,139 @@
+// kspmv::Matrix: one matrix, any format chosen at run time.
+//
+// Like Morpheus' DynamicMatrix or Ginkgo's LinOp: convert a HostCsr once
+// into the format a program names (`--format evc-hyb`), then apply it as
+// often as a solver needs. Every format plugs in through the contract in
+// docs/ARCHITECTURE.md: a struct of Kokkos::Views built by a named
+// conversion, and a free `spmv(space, alpha, A, x, beta, y)`.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kspmv/backends/kk_crs.hpp"
+#include "kspmv/core/format.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+#include "kspmv/formats/csr.hpp"
+
+namespace kspmv {
+
+// Name/value pairs a format reports about itself (vector length, split...).
+using Properties = std::vector<std::pair<std::string, std::string>>;
+
+namespace detail {
+
+template <class Scalar, class ExecSpace>
+Properties format_properties(const CsrDevice<Scalar, ExecSpace>& f) {
+  return {{"vector_length", std::to_string(f.vector_length)},
+          {"rows_per_team", std::to_string(f.rows_per_team)}};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const KkCrs<Scalar, ExecSpace>&) {
+  return {};
+}
+
+template <class Scalar, class ExecSpace>
+struct AnyFormat {
+  using memory_space = typename ExecSpace::memory_space;
+  using vector_type = Kokkos::View<Scalar*, Kokkos::LayoutLeft, memory_space>;
+  using const_vector_type = Kokkos::View<const Scalar*, Kokkos::LayoutLeft, memory_space>;
+  virtual ~AnyFormat() = default;
+  virtual void apply(const ExecSpace& space, Scalar alpha, const const_vector_type& x, Scalar beta,
+                     const vector_type& y) const = 0;
+  virtual std::size_t storage_bytes() const = 0;
+  virtual double conversion_seconds() const = 0;
+  virtual Properties properties() const = 0;
+};
+
+template <class Scalar, class ExecSpace, class F>
+struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
+  using base = AnyFormat<Scalar, ExecSpace>;
+  F f;
+  explicit FormatHolder(F&& x) : f(std::move(x)) {}
+  void apply(const ExecSpace& space, Scalar alpha, const typename base::const_vector_type& x, Scalar beta,
+             const typename base::vector_type& y) const override {
+    spmv(space, alpha, f, x, beta, y);
+  }
+  std::size_t storage_bytes() const override { return f.storage_bytes(); }
+  double conversion_seconds() const override { return f.conversion_seconds; }
+  Properties properties() const override { return format_properties(f); }
+};
+
+}  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+class Matrix {
+ public:
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  // 1-D contiguous vectors; Kokkos Kernels' LayoutLeft vectors and default
+  // rank-1 Views of this memory space both bind here.
+  using vector_type = typename detail::AnyFormat<Scalar, ExecSpace>::vector_type;
+  using const_vector_type = typename detail::AnyFormat<Scalar, ExecSpace>::const_vector_type;
+
+  Matrix() = default;
+
+  // Converts `a` into format `f`. Throws FormatCannotHoldError where the
+  // format cannot hold the matrix.
+  static Matrix convert(const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt = {}) {
+    Matrix m;
+    m.format_ = f;
+    m.nrows_ = a.nrows;
+    m.ncols_ = a.ncols;
+    m.nnz_ = a.nnz();
+    switch (f) {
+      case Format::Csr: m.impl_ = hold(to_csr_device<Scalar, ExecSpace>(a, opt)); break;
+      case Format::KkCrs: m.impl_ = hold(to_kk_crs<Scalar, ExecSpace>(a, opt)); break;
+    }
+    return m;
+  }
+
+  // From a Kokkos Kernels matrix (copied through the host once).
+  template <class CrsMatrixType>
+  static Matrix from_kokkos_kernels(const CrsMatrixType& A, Format f, const ConvertOptions& opt = {}) {
+    return convert(host_csr_from_kokkos_kernels(A), f, opt);
+  }
+
+  // y = alpha * A * x + beta * y on `space` (asynchronous, like any Kokkos
+  // kernel: fence the space before reading y on the host).
+  void apply(const ExecSpace& space, Scalar alpha, const const_vector_type& x, Scalar beta,
+             const vector_type& y) const {
+    if (!impl_) throw InvalidArgumentError("apply on an empty kspmv::Matrix");
+    impl_->apply(space, alpha, x, beta, y);
+  }
+  void apply(Scalar alpha, const const_vector_type& x, Scalar beta, const vector_type& y) const {
+    apply(ExecSpace(), alpha, x, beta, y);
+  }
+
+  bool empty() const { return !impl_; }
+  Format format() const { return format_; }
+  const char* name() const { return format_name(format_); }
+  ordinal_t nrows() const { return nrows_; }
+  ordinal_t ncols() const { return ncols_; }
+  std::int64_t nnz() const { return nnz_; }
+  std::size_t storage_bytes() const { return impl_ ? impl_->storage_bytes() : 0; }
+  double conversion_seconds() const { return impl_ ? impl_->conversion_seconds() : 0.0; }
+  Properties properties() const { return impl_ ? impl_->properties() : Properties{}; }
+
+ private:
+  template <class F>
+  static std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> hold(F&& f) {
+    return std::make_shared<detail::FormatHolder<Scalar, ExecSpace, F>>(std::forward<F>(f));
+  }
+
+  std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> impl_;
+  Format format_ = Format::Csr;
+  ordinal_t nrows_ = 0, ncols_ = 0;
+  std::int64_t nnz_ = 0;
+};
+
+// Compiled once in the library for the default execution space.
+extern template class Matrix<float, Kokkos::DefaultExecutionSpace>;
+extern template class Matrix<double, Kokkos::DefaultExecutionSpace>;
+
+}  // namespace kspmv

@@ -1,0 +1,33 @@
+#include "kspmv/core/format.hpp"
+
+#include "kspmv/core/error.hpp"
+
+namespace kspmv {
+
+const std::vector<FormatDescription>& known_formats() {
+  static const std::vector<FormatDescription> formats = {
+      {Format::Csr, "csr", "portable device CSR, a vector of lanes per row"},
+      {Format::KkCrs, "kk-crs", "Kokkos Kernels CrsMatrix + KokkosSparse::spmv (baseline)"},
+  };
+  return formats;
+}
+
+std::string known_format_names() {
+  std::string s;
+  for (const auto& f : known_formats()) s += (s.empty() ? "" : ", ") + std::string(f.name);
+  return s;
+}
+
+const char* format_name(Format f) {
+  for (const auto& d : known_formats())
+    if (d.format == f) return d.name;
+  return "unknown";
+}
+
+Format parse_format(const std::string& name) {
+  for (const auto& d : known_formats())
+    if (name == d.name) return d.format;
+  throw InvalidArgumentError("unknown format '" + name + "'; known formats: " + known_format_names());
+}
+
+}  // namespace kspmv

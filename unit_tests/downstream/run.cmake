@@ -1,0 +1,31 @@
+# Installs the kspmv build into a scratch prefix, then configures, builds
+# and runs the downstream project against it with find_package(kspmv).
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${KSPMV_BUILD_DIR} --prefix ${WORK_DIR}/prefix
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "install failed")
+endif()
+set(prefixes ${WORK_DIR}/prefix ${PREFIX_PATH})
+set(args -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
+         -DCMAKE_CXX_COMPILER=${CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+         "-DCMAKE_PREFIX_PATH=${prefixes}")
+if(KOKKOS_ROOT)
+  list(APPEND args -DKokkos_ROOT=${KOKKOS_ROOT})
+endif()
+if(KOKKOSKERNELS_ROOT)
+  list(APPEND args -DKokkosKernels_ROOT=${KOKKOSKERNELS_ROOT})
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configure failed:\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "build failed:\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/downstream RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "downstream ok")
+  message(FATAL_ERROR "downstream program failed (${rc}):\n${out}\n${err}")
+endif()
+message(STATUS "${out}")
