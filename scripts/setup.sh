@@ -26,6 +26,6 @@ fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 # shellcheck disable=SC2086
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKSPMV_BUILD_PERF_TESTS=ON ${CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" --parallel "$(nproc)"
 echo "setup: built into $BUILD_DIR; run the tests with: ctest --test-dir $BUILD_DIR"

@@ -13,70 +13,116 @@ using kspmv_test::from_triplets;
 
 namespace {
 
-std::vector<Format> all_formats() {
-  std::vector<Format> f;
-  for (const auto& d : known_formats()) f.push_back(d.format);
-  return f;
+struct FormatCase {
+  Format format;
+  KernelPath kernel;
+};
+
+std::vector<FormatCase> all_cases() {
+  std::vector<FormatCase> c;
+  for (const auto& d : known_formats())
+    for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) c.push_back({d.format, k});
+  return c;
 }
 
-std::string format_param_name(const ::testing::TestParamInfo<Format>& i) {
-  std::string n = format_name(i.param);
+std::string case_name(const ::testing::TestParamInfo<FormatCase>& i) {
+  std::string n = format_name(i.param.format);
   for (auto& c : n)
     if (c == '-') c = '_';
-  return n;
+  return n + (i.param.kernel == KernelPath::Portable ? "_portable" : "");
+}
+
+bool square_only(Format f) {
+  for (const auto& d : known_formats())
+    if (d.format == f) return d.square_only;
+  return false;
 }
 
 // (alpha, beta) pairs every format must get right.
 const std::vector<std::pair<double, double>> kAlphaBeta = {
     {1.0, 0.0}, {2.5, 0.0}, {1.0, 1.0}, {-0.5, 2.0}, {0.0, 3.0}, {0.0, 0.0}, {1.0, -1.0}};
 
-template <class Scalar>
-void check_all_cases(const HostCsr<Scalar>& a, Format f, const std::string& what) {
-  for (const auto& [al, be] : kAlphaBeta)
-    EXPECT_TRUE(format_matches_reference(a, f, static_cast<Scalar>(al), static_cast<Scalar>(be)))
-        << what;
-}
-
 }  // namespace
 
-class FormatTest : public ::testing::TestWithParam<Format> {};
+class FormatTest : public ::testing::TestWithParam<FormatCase> {
+ protected:
+  Format format() const { return GetParam().format; }
+  ConvertOptions options() const { return kspmv_test::test_options(GetParam().kernel); }
+
+  // Converts once, then checks every (alpha, beta) case. A format that only
+  // takes square matrices must refuse a rectangular one with a typed error.
+  template <class Scalar>
+  void check_all_cases(const HostCsr<Scalar>& a, const std::string& what) {
+    if (square_only(format()) && a.nrows != a.ncols) {
+      EXPECT_THROW(Matrix<Scalar>::convert(a, format(), options()), FormatCannotHoldError) << what;
+      return;
+    }
+    if (kspmv_test::padded_fill(format(), a) > kspmv_test::kTestMaxFill) {
+      EXPECT_THROW(Matrix<Scalar>::convert(a, format(), options()), FormatCannotHoldError) << what;
+      return;
+    }
+    const auto m = Matrix<Scalar>::convert(a, format(), options());
+    for (const auto& [al, be] : kAlphaBeta)
+      EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, static_cast<Scalar>(al), static_cast<Scalar>(be)))
+          << what;
+  }
+};
 
 TEST_P(FormatTest, GeneratedMatricesBothPrecisions) {
   for (const char* spec : {"lap1d:100", "lap2d:20", "lap2d9:17", "lap3d:9", "lap3d27:6", "uniform:700:0:40:seed=2",
                            "normal:500:33:9", "powerlaw:3000:8", "rmat:11:8", "dense:40:33", "banded:300:17",
-                           "blockdiag:100:9", "uniform:300:1:5:cols=2000", "uniform:80:30:60:cols=60"}) {
-    check_all_cases(generate<double>(spec), GetParam(), spec);
-    check_all_cases(generate<float>(spec), GetParam(), spec);
+                           "blockdiag:100:9", "uniform:300:1:5:cols=2000", "uniform:80:30:60:cols=60",
+                           "lap3d:40", "powerlaw:20000:12:seed=3"}) {
+    check_all_cases(generate<double>(spec), spec);
+    check_all_cases(generate<float>(spec), spec);
   }
 }
 
 TEST_P(FormatTest, EdgeShapes) {
-  const Format f = GetParam();
-  check_all_cases(HostCsr<double>(0, 0), f, "empty 0x0");
-  check_all_cases(HostCsr<double>(7, 5), f, "7x5 with no entries");
-  check_all_cases(HostCsr<double>(0, 5), f, "0x5");
-  check_all_cases(HostCsr<double>(4, 0), f, "4x0");
-  check_all_cases(from_triplets<double>(1, 1, {{0, 0, 3.0}}), f, "1x1");
-  check_all_cases(from_triplets<float>(1, 1, {{0, 0, -2.0}}), f, "1x1 float");
+  check_all_cases(HostCsr<double>(0, 0), "empty 0x0");
+  check_all_cases(HostCsr<double>(7, 5), "7x5 with no entries");
+  check_all_cases(HostCsr<double>(6, 6), "6x6 with no entries");
+  check_all_cases(HostCsr<double>(0, 5), "0x5");
+  check_all_cases(HostCsr<double>(4, 0), "4x0");
+  check_all_cases(from_triplets<double>(1, 1, {{0, 0, 3.0}}), "1x1");
+  check_all_cases(from_triplets<float>(1, 1, {{0, 0, -2.0}}), "1x1 float");
   // Rectangular both ways, with empty rows.
-  check_all_cases(generate<double>("uniform:50:0:12:cols=300"), f, "50x300");
-  check_all_cases(generate<double>("uniform:400:0:3:cols=20"), f, "400x20");
-  // Everything in one row; one long row among empty ones.
+  check_all_cases(generate<double>("uniform:50:0:12:cols=300"), "50x300");
+  check_all_cases(generate<double>("uniform:400:0:3:cols=20"), "400x20");
+  // Everything in one row, of a wide and of a square matrix.
   HostCoo<double> one(64, 5000);
   for (int j = 0; j < 5000; ++j) one.add(17, j, 1.0 / (j + 1));
-  check_all_cases(to_csr(one), f, "all in one row");
+  check_all_cases(to_csr(one), "all in one row");
+  HostCoo<double> sq(3000, 3000);
+  for (int j = 0; j < 3000; ++j) sq.add(2999, j, 0.5 + j % 7);
+  check_all_cases(to_csr(sq), "all in the last row, square");
   // Every row a different length.
   HostCoo<double> tri(300, 300);
   for (int i = 0; i < 300; ++i)
     for (int j = 0; j <= i; ++j) tri.add(i, (j * 7 + i) % 300, 0.5 + j);
-  check_all_cases(to_csr(tri), f, "every row a different length");
+  check_all_cases(to_csr(tri), "every row a different length");
+}
+
+TEST_P(FormatTest, OneHugeRowAmongManyEmptyOnes) {
+  // A row with 300k entries in a 200k-row matrix whose other rows are
+  // empty: both extremes of the row-length distribution at once.
+  HostCsr<double> a(200000, 300000);
+  a.col_idx.resize(300000);
+  a.values.resize(300000);
+  for (int j = 0; j < 300000; ++j) {
+    a.col_idx[j] = j;
+    a.values[j] = 1.0 + (j % 5);
+  }
+  for (ordinal_t i = 77; i < a.nrows; ++i) a.row_ptr[i + 1] = 300000;
+  a.validate();
+  check_all_cases(a, "one huge row");
 }
 
 TEST_P(FormatTest, ExplicitZerosAndNonFiniteValuesAreComputedThrough) {
   const double inf = std::numeric_limits<double>::infinity();
   auto a = from_triplets<double>(4, 4, {{0, 0, 0.0}, {0, 1, 1.0}, {1, 1, inf}, {2, 2, std::nan("")}, {3, 3, -inf}});
-  EXPECT_TRUE(format_matches_reference(a, GetParam(), 1.0, 0.0));
-  EXPECT_TRUE(format_matches_reference(a, GetParam(), 1.0, 1.0));
+  EXPECT_TRUE(format_matches_reference(a, format(), 1.0, 0.0));
+  EXPECT_TRUE(format_matches_reference(a, format(), 1.0, 1.0));
 }
 
 TEST_P(FormatTest, RealMatricesFromShared) {
@@ -90,25 +136,33 @@ TEST_P(FormatTest, RealMatricesFromShared) {
     const std::string name = line.substr(0, line.find('\t'));
     // All shared matrices are <= 1.2M entries: fine for the CI budget.
     const auto a = read_matrix_market<double>(d + "/" + name + ".mtx.gz");
-    EXPECT_TRUE(format_matches_reference(a, GetParam(), 1.0, 0.0)) << name;
-    EXPECT_TRUE(format_matches_reference(a, GetParam(), -1.5, 0.5)) << name;
-    EXPECT_TRUE(format_matches_reference(convert_scalar<float>(a), GetParam(), 1.0f, 0.0f)) << name;
     ++n;
+    if (kspmv_test::padded_fill(format(), a) > kspmv_test::kTestMaxFill) {
+      EXPECT_THROW(Matrix<double>::convert(a, format(), options()), FormatCannotHoldError) << name;
+      continue;
+    }
+    const auto m = Matrix<double>::convert(a, format(), options());
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.0)) << name;
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, -1.5, 0.5)) << name;
+    const auto af = convert_scalar<float>(a);
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(af, Matrix<float>::convert(af, format(), options()), 1.0f, 0.0f))
+        << name;
   }
   EXPECT_GE(n, 10) << "MANIFEST.tsv lists too few matrices";
 }
 
 TEST_P(FormatTest, BadVectorsAreTypedErrors) {
   using M = Matrix<double>;
-  auto a = generate<double>("uniform:30:1:5:cols=20");
-  M m = M::convert(a, GetParam());
-  M::vector_type x("x", 20), y("y", 30), shortx("x", 19), shorty("y", 31);
+  const int cols = square_only(format()) ? 30 : 20;
+  auto a = generate<double>("uniform:30:1:5:cols=" + std::to_string(cols));
+  M m = M::convert(a, format(), options());
+  M::vector_type x("x", cols), y("y", 30), shortx("x", cols - 1), shorty("y", 31);
   EXPECT_NO_THROW(m.apply(1.0, x, 0.0, y));
   EXPECT_THROW(m.apply(1.0, shortx, 0.0, y), InvalidArgumentError);
   EXPECT_THROW(m.apply(1.0, x, 0.0, shorty), InvalidArgumentError);
   // Aliasing: x and y share memory.
   auto sq = generate<double>("lap1d:20");
-  M ms = M::convert(sq, GetParam());
+  M ms = M::convert(sq, format(), options());
   M::vector_type v("v", 20);
   EXPECT_THROW(ms.apply(1.0, v, 0.0, v), InvalidArgumentError);
   M::vector_type big("big", 40);
@@ -122,16 +176,18 @@ TEST_P(FormatTest, BadVectorsAreTypedErrors) {
 
 TEST_P(FormatTest, RepeatedCallsWithChangingVectors) {
   using M = Matrix<double>;
-  auto a = generate<double>("powerlaw:2000:10:seed=11");
-  M m = M::convert(a, GetParam());
+  // Irregular rows for most formats; a 9-point stencil for DIA, which
+  // refuses irregular matrices.
+  auto a = generate<double>(format() == Format::Dia ? "lap2d9:45" : "powerlaw:2000:10:seed=11");
+  M m = M::convert(a, format(), options());
   for (int rep = 0; rep < 3; ++rep) {
-    const auto x = kspmv_test::random_vector<double>(2000, 100 + rep);
-    const auto y0 = kspmv_test::random_vector<double>(2000, 200 + rep);
+    const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 100 + rep);
+    const auto y0 = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.nrows), 200 + rep);
     auto dx = detail::upload<double, M::memory_space>(x, "x");
     auto dy = detail::upload<double, M::memory_space>(y0, "y");
     m.apply(1.0, dx, 0.75, dy);
     auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
-    std::vector<double> y(hy.data(), hy.data() + 2000);
+    std::vector<double> y(hy.data(), hy.data() + a.nrows);
     auto c = check_spmv(a, 1.0, x, 0.75, y0, y);
     EXPECT_TRUE(c.ok) << "call " << rep << ": " << c.message;
   }
@@ -139,14 +195,14 @@ TEST_P(FormatTest, RepeatedCallsWithChangingVectors) {
 
 TEST_P(FormatTest, ReportsNameStorageAndConversionTime) {
   auto a = generate<double>("lap2d:30");
-  auto m = Matrix<double>::convert(a, GetParam());
-  EXPECT_STREQ(m.name(), format_name(GetParam()));
+  auto m = Matrix<double>::convert(a, format(), options());
+  EXPECT_STREQ(m.name(), format_name(format()));
   EXPECT_EQ(m.nnz(), a.nnz());
-  EXPECT_GE(m.storage_bytes(), static_cast<std::size_t>(a.nnz()) * (sizeof(double) + 4));
+  EXPECT_GE(m.storage_bytes(), static_cast<std::size_t>(a.nnz()) * sizeof(double));
   EXPECT_GE(m.conversion_seconds(), 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, FormatTest, ::testing::ValuesIn(all_formats()), format_param_name);
+INSTANTIATE_TEST_SUITE_P(AllFormats, FormatTest, ::testing::ValuesIn(all_cases()), case_name);
 
 TEST(FormatNames, UnknownNameListsKnownOnes) {
   try {
@@ -190,7 +246,7 @@ TEST(KokkosKernelsInterop, FromCrsMatrixAndOnItsVectors) {
   EXPECT_EQ(h.col_idx, (std::vector<ordinal_t>{0, 2, 0, 1}));
   EXPECT_EQ(h.values, (std::vector<double>{2.0, 4.0, 5.0, 4.0}));
   for (const auto& d : known_formats()) {
-    auto m = Matrix<double>::from_kokkos_kernels(A, d.format);
+    auto m = Matrix<double>::from_kokkos_kernels(A, d.format, kspmv_test::test_options());
     // The KK user's own LayoutLeft vectors.
     Kokkos::View<double*, Kokkos::LayoutLeft, Device> x("x", 3), y("y", 3);
     auto hx = Kokkos::create_mirror_view(x);
@@ -209,4 +265,104 @@ TEST(KokkosKernelsInterop, FromCrsMatrixAndOnItsVectors) {
     Kokkos::deep_copy(hy, y);
     EXPECT_EQ(hy(0), 804.0);
   }
+}
+
+// Conversions that cannot hold a matrix say so with a typed error.
+TEST(FormatLimits, DiaAndEllRefuseTooMuchPadding) {
+  auto p = generate<double>("powerlaw:3000:8");
+  try {
+    Matrix<double>::convert(p, Format::Dia);
+    FAIL() << "dia accepted a power-law matrix";
+  } catch (const FormatCannotHoldError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_fill"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Matrix<double>::convert(p, Format::Ell), FormatCannotHoldError);
+  // Stencils fit both with the default limit; HYB takes anything.
+  auto l = generate<double>("lap2d:50");
+  EXPECT_NO_THROW(Matrix<double>::convert(l, Format::Dia));
+  EXPECT_NO_THROW(Matrix<double>::convert(l, Format::Ell));
+  EXPECT_TRUE(format_matches_reference(p, Format::Hyb, 1.0, 0.0, 3, ConvertOptions{}));
+  // A looser limit is the caller's call.
+  ConvertOptions loose;
+  loose.max_fill = 1000;
+  EXPECT_TRUE(format_matches_reference(p, Format::Ell, 1.0, 0.0, 3, loose));
+  // DIA past its 32-bit storage index: 100k diagonals of a 100k-row matrix.
+  HostCoo<double> anti(100000, 100000);
+  for (int i = 0; i < 100000; ++i) anti.add(i, 99999 - i, 1.0);
+  ConvertOptions huge;
+  huge.max_fill = 1e12;
+  try {
+    Matrix<double>::convert(to_csr(anti), Format::Dia, huge);
+    FAIL() << "dia accepted 10^10 slots";
+  } catch (const FormatCannotHoldError& e) {
+    EXPECT_NE(std::string(e.what()).find("32-bit"), std::string::npos) << e.what();
+  }
+  // More diagonals than team scratch caches: still correct (offsets read
+  // from device memory).
+  HostCoo<double> wide(9000, 9000);
+  for (int i = 0; i < 9000; ++i) {
+    wide.add(i, 8999 - i, 1.0 + i % 3);
+    wide.add(i, i, 2.0);
+  }
+  EXPECT_TRUE(format_matches_reference(to_csr(wide), Format::Dia, 1.0, 0.0, 3, huge));
+}
+
+TEST(FormatLimits, PktRefusesRectangular) {
+  auto r = generate<double>("uniform:50:1:5:cols=60");
+  EXPECT_THROW(Matrix<double>::convert(r, Format::Pkt), FormatCannotHoldError);
+}
+
+TEST(Hyb, OneThirdRuleAndExplicitK) {
+  // 9 rows: lengths 1,1,1,2,2,2,3,3,9 -> #(>=2) = 6 >= 3, #(>=3) = 3 >= 3, #(>=4) = 1 < 3: K = 3.
+  EXPECT_EQ(hyb_k_one_third_rule({1, 1, 1, 2, 2, 2, 3, 3, 9}), 3);
+  EXPECT_EQ(hyb_k_one_third_rule({5, 5, 5}), 5);
+  EXPECT_EQ(hyb_k_one_third_rule({0, 0, 0, 7}), 0);
+  EXPECT_EQ(hyb_k_one_third_rule({}), 0);
+  auto a = generate<double>("powerlaw:5000:10:seed=4");
+  for (std::int64_t k : {0, 1, 5, 40, 100000}) {
+    ConvertOptions o;
+    o.hyb_k = k;
+    auto m = Matrix<double>::convert(a, Format::Hyb, o);
+    const std::int64_t maxlen = row_length_stats(a).max;
+    EXPECT_EQ(m.properties()[1].second, std::to_string(std::min(k, maxlen))) << "reported K (clamped to the longest row)";
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.5)) << "K = " << k;
+  }
+}
+
+TEST(Pkt, PartitionersAndInternalOrder) {
+  auto a = generate<double>("lap3d:20");
+  for (Partitioner how : {Partitioner::Contiguous, Partitioner::Auto}) {
+    ConvertOptions o;
+    o.partitioner = how;
+    o.pkt_rows = 500;
+    auto m = Matrix<double>::convert(a, Format::Pkt, o);
+    std::string method;
+    for (const auto& p : m.properties())
+      if (p.first == "partitioner") method = p.second;
+    EXPECT_EQ(method, how == Partitioner::Contiguous ? "contiguous" : (have_metis() ? "metis" : "contiguous"));
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 2.0, -1.0));
+  }
+  if (!have_metis()) {
+    ConvertOptions o;
+    o.partitioner = Partitioner::Metis;
+    EXPECT_THROW(Matrix<double>::convert(a, Format::Pkt, o), UnsupportedError);
+  }
+  // Internal order: x and y both in the order of new_to_old.
+  ConvertOptions o;
+  o.output_order = OutputOrder::Internal;
+  o.pkt_rows = 300;
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto p = to_pkt<double, Space>(a, o);
+  auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.new_to_old);
+  std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
+  validate_permutation(perm, a.nrows);
+  const auto x = kspmv_test::random_vector<double>(a.nrows, 5);
+  auto dx = detail::upload<double, Space::memory_space>(gather(x, perm), "x");
+  Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+  spmv(Space(), 1.0, p, dx, 0.0, dy);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  std::vector<double> y(hy.data(), hy.data() + a.nrows), yref(a.nrows);
+  reference_spmv(1.0, a, x, 0.0, yref);
+  const auto y_caller = scatter(y, perm);
+  for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(y_caller[i], yref[i], 1e-12) << i;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <sys/stat.h>
 #include <vector>
+#include <set>
 
 #include "kspmv/kspmv.hpp"
 
@@ -33,19 +34,47 @@ std::vector<Scalar> random_vector(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// Applies format `f` through kspmv::Matrix and checks y against the host
-// reference. y is poisoned with NaN first when beta == 0 (so an unwritten
-// row or a leaked old value fails), random otherwise.
+// Options for correctness tests: DIA and ELL take up to 64x padding (so
+// they are exercised on irregular matrices too, within test memory), the
+// kernel path as asked.
+constexpr double kTestMaxFill = 64;
+inline kspmv::ConvertOptions test_options(kspmv::KernelPath k = kspmv::KernelPath::Auto) {
+  kspmv::ConvertOptions o;
+  o.max_fill = kTestMaxFill;
+  o.kernel = k;
+  return o;
+}
+
+// Padded slots per nonzero of DIA and ELL, computed here independently of
+// the formats, to know when their conversion must refuse a matrix.
 template <class Scalar>
-::testing::AssertionResult format_matches_reference(const kspmv::HostCsr<Scalar>& a, kspmv::Format f, Scalar alpha,
-                                                    Scalar beta, std::uint64_t seed = 7,
-                                                    const kspmv::ConvertOptions& opt = {}) {
+double padded_fill(kspmv::Format f, const kspmv::HostCsr<Scalar>& a) {
+  const double pitch = double((a.nrows + 31) / 32 * 32);
+  double slots = 0;
+  if (f == kspmv::Format::Dia) {
+    std::set<std::int64_t> diags;
+    for (kspmv::ordinal_t i = 0; i < a.nrows; ++i)
+      for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) diags.insert(std::int64_t(a.col_idx[k]) - i);
+    slots = pitch * double(diags.size());
+  } else if (f == kspmv::Format::Ell) {
+    std::int64_t w = 0;
+    for (kspmv::ordinal_t i = 0; i < a.nrows; ++i) w = std::max(w, a.row_length(i));
+    slots = pitch * double(w);
+  }
+  return slots / double(std::max<std::int64_t>(a.nnz(), 1));
+}
+
+// Applies `m` and checks y against the host reference. y is poisoned with
+// NaN first when beta == 0 (so an unwritten row or a leaked old value
+// fails), random otherwise.
+template <class Scalar>
+::testing::AssertionResult matrix_matches_reference(const kspmv::HostCsr<Scalar>& a, const kspmv::Matrix<Scalar>& m,
+                                                    Scalar alpha, Scalar beta, std::uint64_t seed = 7) {
   using M = kspmv::Matrix<Scalar>;
   const auto x = random_vector<Scalar>(static_cast<std::size_t>(a.ncols), seed);
   auto y0 = random_vector<Scalar>(static_cast<std::size_t>(a.nrows), seed + 1);
   if (beta == Scalar(0))
     for (auto& v : y0) v = std::numeric_limits<Scalar>::quiet_NaN();
-  M m = M::convert(a, f, opt);
   typename M::vector_type dx("x", x.size()), dy("y", y0.size());
   auto hx = Kokkos::create_mirror_view(dx);
   auto hy = Kokkos::create_mirror_view(dy);
@@ -60,8 +89,18 @@ template <class Scalar>
   for (std::size_t i = 0; i < y.size(); ++i) y[i] = hy(i);
   const auto c = kspmv::check_spmv(a, alpha, x, beta, y0, y);
   if (c.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << kspmv::format_name(f) << " (" << (sizeof(Scalar) == 4 ? "float" : "double")
-                                       << ", alpha=" << alpha << ", beta=" << beta << "): " << c.message;
+  std::string props;
+  for (const auto& p : m.properties()) props += " " + p.first + "=" + p.second;
+  return ::testing::AssertionFailure() << m.name() << " (" << (sizeof(Scalar) == 4 ? "float" : "double")
+                                       << ", alpha=" << alpha << ", beta=" << beta << ";" << props
+                                       << "): " << c.message;
+}
+
+template <class Scalar>
+::testing::AssertionResult format_matches_reference(const kspmv::HostCsr<Scalar>& a, kspmv::Format f, Scalar alpha,
+                                                    Scalar beta, std::uint64_t seed = 7,
+                                                    const kspmv::ConvertOptions& opt = test_options()) {
+  return matrix_matches_reference(a, kspmv::Matrix<Scalar>::convert(a, f, opt), alpha, beta, seed);
 }
 
 // Builds a HostCsr from dense rows (0 means no entry unless listed in

@@ -8,6 +8,13 @@ const std::vector<FormatDescription>& known_formats() {
   static const std::vector<FormatDescription> formats = {
       {Format::Csr, "csr", "portable device CSR, a vector of lanes per row"},
       {Format::KkCrs, "kk-crs", "Kokkos Kernels CrsMatrix + KokkosSparse::spmv (baseline)"},
+      {Format::Dia, "dia", "diagonals, column-major padded data, no column indices"},
+      {Format::Ell, "ell", "ELLPACK, column-major padded to the longest row"},
+      {Format::CsrScalar, "csr-scalar", "CSR, one thread per row"},
+      {Format::CsrVector, "csr-vector", "CSR, 2..32 lanes per row, warp-shuffle reduction"},
+      {Format::Coo, "coo", "sorted triplets, chunked segmented reduction (deterministic)"},
+      {Format::Hyb, "hyb", "ELL for the typical row length + COO for the rest"},
+      {Format::Pkt, "pkt", "partitioned packets, x cached in team scratch, 16-bit local indices", true},
   };
   return formats;
 }

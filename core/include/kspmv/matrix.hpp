@@ -17,7 +17,14 @@
 #include "kspmv/core/format.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
+#include "kspmv/formats/coo.hpp"
 #include "kspmv/formats/csr.hpp"
+#include "kspmv/formats/csr_scalar.hpp"
+#include "kspmv/formats/csr_vector.hpp"
+#include "kspmv/formats/dia.hpp"
+#include "kspmv/formats/ell.hpp"
+#include "kspmv/formats/hyb.hpp"
+#include "kspmv/formats/pkt.hpp"
 
 namespace kspmv {
 
@@ -26,14 +33,63 @@ using Properties = std::vector<std::pair<std::string, std::string>>;
 
 namespace detail {
 
-template <class Scalar, class ExecSpace>
-Properties format_properties(const CsrDevice<Scalar, ExecSpace>& f) {
-  return {{"vector_length", std::to_string(f.vector_length)},
+inline std::string kernel_name(KernelPath k, bool has_tuned) {
+#if KSPMV_ENABLE_CUDA
+  if (has_tuned && k == KernelPath::Auto) return "cuda-tuned";
+#else
+  (void)has_tuned;
+  (void)k;
+#endif
+  return "portable";
+}
+template <class ExecSpace>
+constexpr bool on_cuda() {
+#if KSPMV_ENABLE_CUDA
+  return std::is_same<ExecSpace, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
+}
+
+template <class Scalar, class ExecSpace, CsrKernel Kind>
+Properties format_properties(const CsrDeviceT<Scalar, ExecSpace, Kind>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>() && Kind != CsrKernel::Portable)},
+          {"vector_length", std::to_string(f.vector_length)},
           {"rows_per_team", std::to_string(f.rows_per_team)}};
 }
 template <class Scalar, class ExecSpace>
 Properties format_properties(const KkCrs<Scalar, ExecSpace>&) {
   return {};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const DiaDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"diagonals", std::to_string(f.ndiag)},
+          {"fill", std::to_string(f.nnz ? double(f.ndiag) * f.pitch / double(f.nnz) : 0.0)}};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const EllDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"width", std::to_string(f.width)},
+          {"fill", std::to_string(f.nnz ? double(f.width) * f.pitch / double(f.nnz) : 0.0)}};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const CooDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"chunk", std::to_string(f.chunk)},
+          {"rows_spanning_chunks", std::to_string(f.nspan)},
+          {"empty_rows", std::to_string(f.nempty)}};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const HybDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.ell.kernel, on_cuda<ExecSpace>())},
+          {"k", std::to_string(f.k())},
+          {"ell_nnz", std::to_string(f.ell.nnz)},
+          {"coo_nnz", std::to_string(f.coo.nnz)}};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const PktDevice<Scalar, ExecSpace>& f) {
+  return pkt_properties(f);
 }
 
 template <class Scalar, class ExecSpace>
@@ -89,6 +145,13 @@ class Matrix {
     switch (f) {
       case Format::Csr: m.impl_ = hold(to_csr_device<Scalar, ExecSpace>(a, opt)); break;
       case Format::KkCrs: m.impl_ = hold(to_kk_crs<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Dia: m.impl_ = hold(to_dia<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Ell: m.impl_ = hold(to_ell<Scalar, ExecSpace>(a, opt)); break;
+      case Format::CsrScalar: m.impl_ = hold(to_csr_scalar<Scalar, ExecSpace>(a, opt)); break;
+      case Format::CsrVector: m.impl_ = hold(to_csr_vector<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Coo: m.impl_ = hold(to_coo_device<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Hyb: m.impl_ = hold(to_hyb<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Pkt: m.impl_ = hold(to_pkt<Scalar, ExecSpace>(a, opt)); break;
     }
     return m;
   }

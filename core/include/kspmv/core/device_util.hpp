@@ -73,6 +73,25 @@ Kokkos::View<T*, MemSpace> upload(const std::vector<U>& v, const std::string& la
   return d;
 }
 
+// Hand-tuned kernels take raw pointers: only for contiguous x and y.
+template <class XView, class YView>
+bool contiguous(const XView& x, const YView& y) {
+  return x.span_is_contiguous() && y.span_is_contiguous();
+}
+
+// Column-major padded layouts (DIA, ELL, PKT) start every column on a
+// 32-element boundary: 128-byte aligned for float, 256 for double.
+inline std::int64_t aligned_pitch(std::int64_t rows) { return (rows + 31) / 32 * 32; }
+
+// Work-group sizes for TeamPolicy kernels: a team of threads on GPUs, one
+// thread walking many rows on host backends.
+template <class ExecSpace>
+constexpr bool is_host_space();
+template <class ExecSpace>
+constexpr int default_team_size() {
+  return is_host_space<ExecSpace>() ? 1 : 128;
+}
+
 template <class ExecSpace>
 constexpr bool is_host_space() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;

@@ -8,14 +8,22 @@
 namespace kspmv {
 
 enum class Format {
-  Csr,    // portable device CSR (TeamPolicy, vector lanes per row)
-  KkCrs,  // Kokkos Kernels' CrsMatrix + KokkosSparse::spmv: the baseline
+  Csr,        // portable device CSR (TeamPolicy, vector lanes per row)
+  KkCrs,      // Kokkos Kernels' CrsMatrix + KokkosSparse::spmv: the baseline
+  Dia,        // diagonals (Bell & Garland)
+  Ell,        // ELLPACK
+  CsrScalar,  // CSR, a thread per row
+  CsrVector,  // CSR, a group of lanes per row
+  Coo,        // triplets, segmented reduction
+  Hyb,        // ELL + COO
+  Pkt,        // packets of partitioned rows, x cached in team scratch
 };
 
 struct FormatDescription {
   Format format;
   const char* name;
   const char* summary;
+  bool square_only = false;  // renumbers rows and columns alike
 };
 
 // Every format this build knows, in a stable order.

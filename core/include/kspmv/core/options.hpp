@@ -1,6 +1,8 @@
 // Options shared by every format's conversion.
 #pragma once
 
+#include <cstdint>
+
 #include "kspmv/core/progress.hpp"
 
 namespace kspmv {
@@ -10,11 +12,30 @@ namespace kspmv {
 // whole solve ask for Internal and use the format's permutation themselves.
 enum class OutputOrder { Caller, Internal };
 
+// Which kernel a format runs: the hand-tuned CUDA one where it exists and
+// the execution space is CUDA (Auto), or always the portable TeamPolicy
+// kernel (Portable: what the tests compare the tuned kernels against).
+enum class KernelPath { Auto, Portable };
+
+// How PKT partitions rows into packets.
+enum class Partitioner { Auto, Metis, Contiguous };
+
 struct ConvertOptions {
   OutputOrder output_order = OutputOrder::Caller;
+  KernelPath kernel = KernelPath::Auto;
   // Lanes (threads) per row for CSR-like kernels; 0 chooses from the mean
   // row length. Must be a power of two <= 32 on CUDA.
   int vector_length = 0;
+  // DIA and ELL refuse a matrix when their padded storage would exceed
+  // max_fill times the number of nonzeros.
+  double max_fill = 3.0;
+  // HYB's ELL width K; -1 = Bell & Garland's rule (add column K while at
+  // least a third of the rows have K or more entries).
+  std::int64_t hyb_k = -1;
+  // PKT: partitioner, and rows per packet (0 = as many as team scratch
+  // holds for x and y).
+  Partitioner partitioner = Partitioner::Auto;
+  int pkt_rows = 0;
   ProgressFn progress;  // long conversions report here
 };
 

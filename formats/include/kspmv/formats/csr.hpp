@@ -1,26 +1,39 @@
-// Device CSR with a portable TeamPolicy kernel.
+// Device CSR (Bell & Garland §3.4, §4.3) and its kernels.
 //
-// Storage: 32-bit row offsets, 32-bit column indices, values. Kernel: each
-// team takes `rows_per_team` consecutive rows; each row is reduced by a
-// vector of `vector_length` lanes (1 on host backends). The vector length
-// defaults from the mean row length as CUSP's CSR-vector does.
+// One storage (32-bit row offsets, 32-bit column indices, values), three
+// formats that differ in how threads map to rows:
+//   csr         the portable TeamPolicy kernel only: a team per block of
+//               rows, a vector of `vector_length` lanes per row (1 on host);
+//               the length defaults from the mean row length as CUSP does.
+//   csr-scalar  one thread per row (Bell & Garland's scalar kernel).
+//   csr-vector  a group of 2..32 lanes per row (their vector kernel),
+//               with a warp-shuffle CUDA path.
+// The tuned CUDA kernels (backends/cuda/csr_cuda.hpp) replace the portable
+// one for csr-scalar and csr-vector when Kokkos runs on CUDA.
 #pragma once
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
+#include "kspmv/config.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/csr_cuda.hpp"
+#endif
 
 namespace kspmv {
 
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-struct CsrDevice {
+enum class CsrKernel { Portable, Scalar, Vector };
+
+template <class Scalar, class ExecSpace, CsrKernel Kind>
+struct CsrDeviceT {
   using scalar_type = Scalar;
   using execution_space = ExecSpace;
   using memory_space = typename ExecSpace::memory_space;
-  static constexpr const char* format_name = "csr";
+  static constexpr const char* format_name =
+      Kind == CsrKernel::Portable ? "csr" : (Kind == CsrKernel::Scalar ? "csr-scalar" : "csr-vector");
 
   ordinal_t nrows = 0, ncols = 0;
   std::int64_t nnz = 0;
@@ -29,12 +42,16 @@ struct CsrDevice {
   Kokkos::View<Scalar*, memory_space> values;
   int vector_length = 1;  // lanes per row
   int rows_per_team = 1;
+  KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
 
   std::size_t storage_bytes() const {
     return row_ptr.span() * sizeof(int) + col_idx.span() * sizeof(int) + values.span() * sizeof(Scalar);
   }
 };
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+using CsrDevice = CsrDeviceT<Scalar, ExecSpace, CsrKernel::Portable>;
 
 namespace detail {
 // CUSP's rule: the smallest power of two >= the mean row length, 2..32.
@@ -43,30 +60,32 @@ inline int csr_vector_length_for_mean(double mean) {
   while (v < 32 && v < mean) v *= 2;
   return v;
 }
-}  // namespace detail
 
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-CsrDevice<Scalar, ExecSpace> to_csr_device(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+template <class Scalar, class ExecSpace, CsrKernel Kind>
+CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const HostCsr<Scalar>& a, const ConvertOptions& opt) {
   Kokkos::Timer timer;
-  using M = CsrDevice<Scalar, ExecSpace>;
+  using M = CsrDeviceT<Scalar, ExecSpace, Kind>;
   M d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;
   d.nnz = a.nnz();
+  d.kernel = opt.kernel;
   if (a.nnz() > std::numeric_limits<int>::max())
-    throw FormatCannotHoldError("csr: " + std::to_string(a.nnz()) +
+    throw FormatCannotHoldError(std::string(M::format_name) + ": " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit row offsets (max 2^31-1)");
-  d.row_ptr = detail::upload<int, typename M::memory_space>(a.row_ptr, "kspmv::csr::row_ptr");
-  d.col_idx = detail::upload<int, typename M::memory_space>(a.col_idx, "kspmv::csr::col_idx");
-  d.values = detail::upload<Scalar, typename M::memory_space>(a.values, "kspmv::csr::values");
-  if (detail::is_host_space<ExecSpace>()) {
+  d.row_ptr = upload<int, typename M::memory_space>(a.row_ptr, "kspmv::csr::row_ptr");
+  d.col_idx = upload<int, typename M::memory_space>(a.col_idx, "kspmv::csr::col_idx");
+  d.values = upload<Scalar, typename M::memory_space>(a.values, "kspmv::csr::values");
+  if (is_host_space<ExecSpace>()) {
     d.vector_length = 1;
-    d.rows_per_team = 1;
+    d.rows_per_team = 1024;
   } else {
     const double mean = a.nrows ? double(a.nnz()) / a.nrows : 0.0;
-    d.vector_length = opt.vector_length > 0 ? opt.vector_length : detail::csr_vector_length_for_mean(mean);
+    d.vector_length = Kind == CsrKernel::Scalar ? 1
+                      : opt.vector_length > 0   ? opt.vector_length
+                                                : csr_vector_length_for_mean(mean);
     if (d.vector_length > 32 || (d.vector_length & (d.vector_length - 1)))
-      throw InvalidArgumentError("csr: vector_length must be a power of two <= 32, got " +
+      throw InvalidArgumentError(std::string(M::format_name) + ": vector_length must be a power of two <= 32, got " +
                                  std::to_string(d.vector_length));
     d.rows_per_team = 128 / d.vector_length;
   }
@@ -75,21 +94,21 @@ CsrDevice<Scalar, ExecSpace> to_csr_device(const HostCsr<Scalar>& a, const Conve
   return d;
 }
 
-template <class Scalar, class ExecSpace, class XView, class YView>
-void spmv(const ExecSpace& space, Scalar alpha, const CsrDevice<Scalar, ExecSpace>& A, const XView& x,
-          Scalar beta, const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "csr");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+// The portable kernel: a team of rows_per_team threads, vector_length lanes
+// each, one row per (thread, vector).
+template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YView>
+void csr_portable(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XView& x,
+                  Scalar beta, const YView& y) {
   const int nrows = A.nrows, rpt = A.rows_per_team;
   const auto row_ptr = A.row_ptr;
   const auto col_idx = A.col_idx;
   const auto values = A.values;
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
+  const int team = is_host_space<ExecSpace>() ? 1 : rpt;
   const int league = (nrows + rpt - 1) / rpt;
   Kokkos::parallel_for(
-      "kspmv::csr", policy(space, league, rpt, A.vector_length), KOKKOS_LAMBDA(const member& t) {
+      "kspmv::csr", policy(space, league, team, A.vector_length), KOKKOS_LAMBDA(const member& t) {
         const int first = t.league_rank() * rpt;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rpt), [&](const int r) {
           const int row = first + r;
@@ -98,13 +117,36 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrDevice<Scalar, ExecSpac
           Kokkos::parallel_reduce(
               Kokkos::ThreadVectorRange(t, row_ptr(row), row_ptr(row + 1)),
               [&](const int k, Scalar& s) { s += values(k) * x(col_idx(k)); }, sum);
-          Kokkos::single(Kokkos::PerThread(t), [&]() { detail::combine_y(y, row, alpha, sum, beta); });
+          Kokkos::single(Kokkos::PerThread(t), [&]() { combine_y(y, row, alpha, sum, beta); });
         });
       });
 }
+}  // namespace detail
 
-template <class Scalar, class ExecSpace, class XView, class YView>
-void spmv(Scalar alpha, const CsrDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta, const YView& y) {
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CsrDevice<Scalar, ExecSpace> to_csr_device(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
+}
+
+template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XView& x,
+          Scalar beta, const YView& y) {
+  using M = CsrDeviceT<Scalar, ExecSpace, Kind>;
+  detail::check_spmv_args(A.nrows, A.ncols, x, y, M::format_name);
+  if (A.nrows == 0) return;
+  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value && Kind != CsrKernel::Portable) {
+    if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
+      return cuda::csr_spmv(space.cuda_stream(), A.nrows, A.vector_length, A.row_ptr.data(), A.col_idx.data(),
+                            A.values.data(), alpha, x.data(), beta, y.data());
+  }
+#endif
+  detail::csr_portable(space, alpha, A, x, beta, y);
+}
+
+template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YView>
+void spmv(Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XView& x, Scalar beta, const YView& y) {
   spmv(ExecSpace(), alpha, A, x, beta, y);
 }
 

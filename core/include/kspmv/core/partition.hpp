@@ -1,0 +1,31 @@
+// Row partitioning for formats that cache a window of x per team (PKT,
+// later EHYB): METIS k-way on the graph of A + A^T when kspmv was built
+// with METIS, or contiguous blocks of rows. The choice is explicit and
+// reported, never silent.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+
+namespace kspmv {
+
+bool have_metis();
+
+struct RowPartition {
+  std::string method;              // "metis" or "contiguous"
+  std::vector<ordinal_t> new_to_old;  // rows renumbered part by part
+  std::vector<ordinal_t> part_start;  // parts' first rows (internal numbering), size parts + 1
+  double seconds = 0;
+};
+
+// Splits the rows of a square matrix into parts of at most max_rows rows.
+// Partitioner::Auto means METIS when available, else contiguous;
+// Partitioner::Metis without METIS is an UnsupportedError.
+template <class Scalar>
+RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how,
+                            const ProgressFn& progress = {});
+
+}  // namespace kspmv

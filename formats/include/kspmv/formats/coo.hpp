@@ -1,0 +1,257 @@
+// COO (Bell & Garland §3.3, §4.4): row-sorted triplets and a kernel based
+// on segmented reduction, insensitive to how entries are spread over rows.
+//
+// The entries are cut into fixed chunks of `chunk` entries; a team (a warp
+// on the tuned CUDA path) reduces one chunk with a segmented scan. A row
+// that lies wholly inside a chunk is written there. A row that crosses chunk
+// boundaries leaves a partial sum per chunk (its first piece in `tail` of
+// its first chunk, the others in `head`); a fix-up kernel adds those in a
+// fixed order, so the result is deterministic — no atomics. Which rows cross
+// boundaries, and which rows are empty, is known at conversion time.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/device_util.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/coo_cuda.hpp"
+#endif
+
+namespace kspmv {
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct CooDevice {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  static constexpr const char* format_name = "coo";
+  static constexpr int default_chunk = 1024;
+
+  ordinal_t nrows = 0, ncols = 0;
+  std::int64_t nnz = 0;
+  int chunk = default_chunk;
+  int nchunks = 0;
+  Kokkos::View<int*, memory_space> row, col;
+  Kokkos::View<Scalar*, memory_space> val;
+  // Rows whose entries span several chunks: id, first and last chunk.
+  int nspan = 0;
+  Kokkos::View<int*, memory_space> span_row, span_first, span_last;
+  // Rows without entries (they still get y = beta * y).
+  int nempty = 0;
+  Kokkos::View<int*, memory_space> empty_rows;
+  // Per-chunk partial sums: scratch for each apply (one apply at a time).
+  Kokkos::View<Scalar*, memory_space> head, tail;
+  KernelPath kernel = KernelPath::Auto;
+  double conversion_seconds = 0;
+
+  std::size_t storage_bytes() const {
+    return (row.span() + col.span() + span_row.span() + span_first.span() + span_last.span() + empty_rows.span()) *
+               sizeof(int) +
+           (val.span() + head.span() + tail.span()) * sizeof(Scalar);
+  }
+};
+
+namespace detail {
+
+// From row-sorted triplets (rows ascending; any column order within a row).
+template <class Scalar, class ExecSpace>
+CooDevice<Scalar, ExecSpace> build_coo(ordinal_t nrows, ordinal_t ncols, const std::vector<ordinal_t>& rows,
+                                       const std::vector<ordinal_t>& cols, const std::vector<Scalar>& vals,
+                                       const ConvertOptions& opt) {
+  using C = CooDevice<Scalar, ExecSpace>;
+  using M = typename C::memory_space;
+  C c;
+  c.nrows = nrows;
+  c.ncols = ncols;
+  c.nnz = static_cast<std::int64_t>(vals.size());
+  c.kernel = opt.kernel;
+  if (c.nnz > std::numeric_limits<int>::max() - c.chunk)
+    throw FormatCannotHoldError("coo: " + std::to_string(c.nnz) + " entries exceed its 32-bit entry index");
+  c.nchunks = static_cast<int>((c.nnz + c.chunk - 1) / c.chunk);
+  std::vector<int> span_row, span_first, span_last, empty;
+  std::int64_t k = 0;
+  for (ordinal_t i = 0; i < nrows; ++i) {
+    const std::int64_t b = k;
+    while (k < c.nnz && rows[k] == i) ++k;
+    if (k == b) {
+      empty.push_back(i);
+    } else if ((k - 1) / c.chunk > b / c.chunk) {
+      span_row.push_back(i);
+      span_first.push_back(static_cast<int>(b / c.chunk));
+      span_last.push_back(static_cast<int>((k - 1) / c.chunk));
+    }
+  }
+  if (k != c.nnz) throw InvalidArgumentError("coo: triplets are not sorted by row");
+  c.nspan = static_cast<int>(span_row.size());
+  c.nempty = static_cast<int>(empty.size());
+  c.row = upload<int, M>(rows, "kspmv::coo::row");
+  c.col = upload<int, M>(cols, "kspmv::coo::col");
+  c.val = upload<Scalar, M>(vals, "kspmv::coo::val");
+  c.span_row = upload<int, M>(span_row, "kspmv::coo::span_row");
+  c.span_first = upload<int, M>(span_first, "kspmv::coo::span_first");
+  c.span_last = upload<int, M>(span_last, "kspmv::coo::span_last");
+  c.empty_rows = upload<int, M>(empty, "kspmv::coo::empty_rows");
+  c.head = Kokkos::View<Scalar*, M>("kspmv::coo::head", c.nchunks);
+  c.tail = Kokkos::View<Scalar*, M>("kspmv::coo::tail", c.nchunks);
+  return c;
+}
+
+// Step 1, portable: a team per chunk, `team` entries per iteration, a
+// Hillis-Steele segmented scan in scratch, a carry between iterations.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void coo_chunks_portable(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpace>& A, const XView& x,
+                         Scalar beta, const YView& y) {
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  using sS = Kokkos::View<Scalar*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  using sI = Kokkos::View<int*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  const int T = default_team_size<ExecSpace>();
+  const int S = A.chunk;
+  const std::int64_t nnz = A.nnz;
+  const auto row = A.row;
+  const auto col = A.col;
+  const auto val = A.val;
+  const auto head = A.head;
+  const auto tail = A.tail;
+  const std::size_t shmem = sS::shmem_size(T + 1) + sI::shmem_size(T + 1);
+  Kokkos::parallel_for(
+      "kspmv::coo", policy(space, A.nchunks, T).set_scratch_size(0, Kokkos::PerTeam(shmem)),
+      KOKKOS_LAMBDA(const member& t) {
+        sS vals(t.team_scratch(0), T + 1);  // vals(T): the carried sum
+        sI rows(t.team_scratch(0), T + 1);  // rows(T): the carried row (-1: none)
+        const int c = t.league_rank();
+        const int tt = t.team_rank();
+        const std::int64_t cs = static_cast<std::int64_t>(c) * S;
+        const std::int64_t ce = cs + S < nnz ? cs + S : nnz;
+        const int first_row = row(cs);
+        const bool starts_before = cs > 0 && row(cs - 1) == first_row;
+        const bool continues = ce < nnz && row(ce) == row(ce - 1);
+        // A finished piece of row r: head, tail or final.
+        auto finish = [&](const int r, const Scalar s, const bool chunk_last) {
+          if (r == first_row && starts_before)
+            head(c) = s;
+          else if (chunk_last && continues)
+            tail(c) = s;
+          else
+            combine_y(y, r, alpha, s, beta);
+        };
+        if (tt == 0) rows(T) = -1;
+        t.team_barrier();
+        for (std::int64_t base = cs; base < ce; base += T) {
+          const std::int64_t e = base + tt;
+          const bool valid = e < ce;
+          const int r = valid ? row(e) : -2;
+          Scalar p = valid ? val(e) * x(col(e)) : Scalar(0);
+          if (tt == 0 && rows(T) >= 0) {
+            if (rows(T) == r)
+              p += vals(T);  // the carried piece continues here
+            else
+              finish(rows(T), vals(T), false);  // it had ended with the last iteration
+          }
+          rows(tt) = r;
+          vals(tt) = p;
+          t.team_barrier();
+          for (int off = 1; off < T; off *= 2) {
+            const Scalar add = (tt >= off && rows(tt - off) == r) ? vals(tt - off) : Scalar(0);
+            t.team_barrier();
+            vals(tt) += add;
+            t.team_barrier();
+          }
+          const bool last_lane = tt == T - 1 || e + 1 == ce;
+          if (valid && (last_lane || rows(tt + 1) != r)) {
+            if (e + 1 == ce) {
+              finish(r, vals(tt), true);
+            } else if (last_lane) {
+              rows(T) = r;  // carry into the next iteration
+              vals(T) = vals(tt);
+            } else {
+              finish(r, vals(tt), false);
+            }
+          }
+          if (last_lane && valid && e + 1 == ce) rows(T) = -1;
+          t.team_barrier();
+        }
+      });
+}
+
+// Steps 2 and 3: rows that span chunks, and empty rows.
+template <class Scalar, class ExecSpace, class YView>
+void coo_fixup(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpace>& A, Scalar beta,
+               const YView& y) {
+  if (A.nspan > 0) {
+    using policy = Kokkos::TeamPolicy<ExecSpace>;
+    using member = typename policy::member_type;
+    const auto span_row = A.span_row;
+    const auto span_first = A.span_first;
+    const auto span_last = A.span_last;
+    const auto head = A.head;
+    const auto tail = A.tail;
+    const int team = is_host_space<ExecSpace>() ? 1 : 64;
+    Kokkos::parallel_for(
+        "kspmv::coo_span", policy(space, A.nspan, team), KOKKOS_LAMBDA(const member& t) {
+          const int s = t.league_rank();
+          const int c0 = span_first(s), c1 = span_last(s);
+          Scalar sum = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(t, c0 + 1, c1 + 1), [&](const int c, Scalar& acc) { acc += head(c); }, sum);
+          Kokkos::single(Kokkos::PerTeam(t), [&]() { combine_y(y, span_row(s), alpha, tail(c0) + sum, beta); });
+        });
+  }
+  if (A.nempty > 0 && beta != Scalar(1)) {
+    const auto empty = A.empty_rows;
+    Kokkos::parallel_for(
+        "kspmv::coo_empty", Kokkos::RangePolicy<ExecSpace>(space, 0, A.nempty), KOKKOS_LAMBDA(const int i) {
+          const int r = empty(i);
+          y(r) = beta == Scalar(0) ? Scalar(0) : beta * y(r);
+        });
+  }
+}
+
+// y = alpha * COO * x + beta * y (beta = 1 lets HYB and PKT add a COO
+// remainder to what their main part wrote).
+template <class Scalar, class ExecSpace, class XView, class YView>
+void coo_apply(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpace>& A, const XView& x,
+               Scalar beta, const YView& y) {
+  if (A.nchunks > 0) {
+#if KSPMV_ENABLE_CUDA
+    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+      if (A.kernel == KernelPath::Auto && contiguous(x, y)) {
+        cuda::coo_chunks(space.cuda_stream(), A.nnz, A.chunk, A.nchunks, A.row.data(), A.col.data(), A.val.data(),
+                         alpha, x.data(), beta, y.data(), A.head.data(), A.tail.data());
+        return coo_fixup(space, alpha, A, beta, y);
+      }
+    }
+#endif
+    coo_chunks_portable(space, alpha, A, x, beta, y);
+  }
+  coo_fixup(space, alpha, A, beta, y);
+}
+
+}  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CooDevice<Scalar, ExecSpace> to_coo_device(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  std::vector<ordinal_t> rows(static_cast<std::size_t>(a.nnz()));
+  for (ordinal_t i = 0; i < a.nrows; ++i)
+    std::fill(rows.begin() + a.row_ptr[i], rows.begin() + a.row_ptr[i + 1], i);
+  auto c = detail::build_coo<Scalar, ExecSpace>(a.nrows, a.ncols, rows, a.col_idx, a.values, opt);
+  ExecSpace().fence();
+  c.conversion_seconds = timer.seconds();
+  return c;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
+          const YView& y) {
+  detail::check_spmv_args(A.nrows, A.ncols, x, y, "coo");
+  if (A.nrows == 0) return;
+  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  detail::coo_apply(space, alpha, A, x, beta, y);
+}
+
+}  // namespace kspmv

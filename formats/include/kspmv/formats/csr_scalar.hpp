@@ -1,0 +1,18 @@
+// csr-scalar: CSR with one thread per row (Bell & Garland Figure 20).
+// Coalescing is poor (each thread walks its own row), so it is meant for
+// very short rows; csr-vector is the general choice.
+#pragma once
+
+#include "kspmv/formats/csr.hpp"
+
+namespace kspmv {
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+using CsrScalarDevice = CsrDeviceT<Scalar, ExecSpace, CsrKernel::Scalar>;
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CsrScalarDevice<Scalar, ExecSpace> to_csr_scalar(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return detail::build_csr<Scalar, ExecSpace, CsrKernel::Scalar>(a, opt);
+}
+
+}  // namespace kspmv

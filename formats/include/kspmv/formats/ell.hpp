@@ -1,0 +1,140 @@
+// ELL (Bell & Garland §3.2, §4.2): K = max entries per row; column-major,
+// padded `indices` and `values` of pitch x K (pitch = rows rounded up to
+// 32). Padding slots hold index -1 and value 0; rows are packed to the
+// left, so a thread stops at its first padding slot and never loads x for
+// it (an explicit zero entry is still computed: 0 * Inf must give NaN).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#include <algorithm>
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/device_util.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/ell_cuda.hpp"
+#endif
+
+namespace kspmv {
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct EllDevice {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  static constexpr const char* format_name = "ell";
+
+  ordinal_t nrows = 0, ncols = 0;
+  std::int64_t nnz = 0;  // entries stored in this ELL (not counting padding)
+  int width = 0;         // K
+  int pitch = 0;
+  Kokkos::View<int*, memory_space> indices;
+  Kokkos::View<Scalar*, memory_space> values;
+  KernelPath kernel = KernelPath::Auto;
+  double conversion_seconds = 0;
+
+  std::size_t storage_bytes() const { return indices.span() * sizeof(int) + values.span() * sizeof(Scalar); }
+};
+
+namespace detail {
+// The first min(len, K) entries of every row into an ELL of width K; the
+// caller decides what happens to the rest (HYB puts them into COO).
+template <class Scalar, class ExecSpace>
+EllDevice<Scalar, ExecSpace> build_ell(const HostCsr<Scalar>& a, std::int64_t K, const ConvertOptions& opt) {
+  using E = EllDevice<Scalar, ExecSpace>;
+  E e;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.kernel = opt.kernel;
+  const std::int64_t pitch = aligned_pitch(a.nrows);
+  if (static_cast<long double>(pitch) * K > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("ell: " + std::to_string(pitch) + " padded rows x width " + std::to_string(K) +
+                                " exceed its 32-bit index");
+  e.width = static_cast<int>(K);
+  e.pitch = static_cast<int>(pitch);
+  std::vector<int> idx(static_cast<std::size_t>(pitch * K), -1);
+  std::vector<Scalar> val(static_cast<std::size_t>(pitch * K), Scalar(0));
+  for (ordinal_t i = 0; i < a.nrows; ++i) {
+    const std::int64_t len = std::min<std::int64_t>(a.row_length(i), K);
+    for (std::int64_t n = 0; n < len; ++n) {
+      idx[static_cast<std::size_t>(n * pitch + i)] = a.col_idx[a.row_ptr[i] + n];
+      val[static_cast<std::size_t>(n * pitch + i)] = a.values[a.row_ptr[i] + n];
+    }
+    e.nnz += len;
+  }
+  e.indices = upload<int, typename E::memory_space>(idx, "kspmv::ell::indices");
+  e.values = upload<Scalar, typename E::memory_space>(val, "kspmv::ell::values");
+  return e;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void ell_portable(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpace>& A, const XView& x,
+                  Scalar beta, const YView& y) {
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  const int team = default_team_size<ExecSpace>();
+  const int rpt = is_host_space<ExecSpace>() ? 1024 : team;
+  const int nrows = A.nrows, width = A.width, pitch = A.pitch;
+  const auto indices = A.indices;
+  const auto values = A.values;
+  Kokkos::parallel_for(
+      "kspmv::ell", policy(space, (nrows + rpt - 1) / rpt, team), KOKKOS_LAMBDA(const member& t) {
+        const int first = t.league_rank() * rpt;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rpt), [&](const int r) {
+          const int row = first + r;
+          if (row >= nrows) return;
+          Scalar sum = 0;
+          for (int n = 0; n < width; ++n) {
+            const int c = indices(n * pitch + row);
+            if (c < 0) break;  // padding: the rest of the row is padding too
+            sum += values(n * pitch + row) * x(c);
+          }
+          combine_y(y, row, alpha, sum, beta);
+        });
+      });
+}
+
+// y = alpha * ELL * x + beta * y, tuned or portable.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void ell_apply(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpace>& A, const XView& x,
+               Scalar beta, const YView& y) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto && contiguous(x, y))
+      return cuda::ell_spmv(space.cuda_stream(), A.nrows, A.width, A.pitch, A.indices.data(), A.values.data(), alpha,
+                            x.data(), beta, y.data());
+  }
+#endif
+  ell_portable(space, alpha, A, x, beta, y);
+}
+}  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EllDevice<Scalar, ExecSpace> to_ell(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  std::int64_t K = 0;
+  for (ordinal_t i = 0; i < a.nrows; ++i) K = std::max(K, a.row_length(i));
+  const long double slots = static_cast<long double>(detail::aligned_pitch(a.nrows)) * K;
+  if (slots > opt.max_fill * std::max<std::int64_t>(a.nnz(), 1))
+    throw FormatCannotHoldError("ell: longest row has " + std::to_string(K) + " entries, so " +
+                                std::to_string((long long)slots) + " padded slots hold " + std::to_string(a.nnz()) +
+                                " nonzeros, fill " + std::to_string(double(slots / std::max<std::int64_t>(a.nnz(), 1))) +
+                                " > max_fill " + std::to_string(opt.max_fill) + " (use hyb, which spills long rows to COO)");
+  auto e = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
+  ExecSpace().fence();
+  e.conversion_seconds = timer.seconds();
+  return e;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
+          const YView& y) {
+  detail::check_spmv_args(A.nrows, A.ncols, x, y, "ell");
+  if (A.nrows == 0) return;
+  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  detail::ell_apply(space, alpha, A, x, beta, y);
+}
+
+}  // namespace kspmv
