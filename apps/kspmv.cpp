@@ -216,7 +216,7 @@ int run_spmv(const Args& a) {
   std::printf("matrix            %s\n", a.positional[0].c_str());
   std::printf("size              %d x %d, %lld nonzeros\n", A.nrows, A.ncols, (long long)A.nnz());
   std::printf("format            %s\n", m.name());
-  for (const auto& p : m.properties()) std::printf("  %-16s%s\n", p.first.c_str(), p.second.c_str());
+  for (const auto& p : m.properties()) std::printf("  %-22s %s\n", p.first.c_str(), p.second.c_str());
   std::printf("precision         %s\n", sizeof(Scalar) == 4 ? "float" : "double");
   std::printf("execution space   %s\n", Space::name());
   std::printf("storage           %.3f MB\n", double(m.storage_bytes()) * 1e-6);

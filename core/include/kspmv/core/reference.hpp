@@ -29,11 +29,27 @@ struct SpmvCheck {
 
 // Checks y_out against the exact result of alpha*A*x + beta*y_in, row by
 // row, with the rigorous bound for any summation order (with or without
-// FMA): |y - ref| <= (len + 2) * u * (|alpha| * sum|a_ij x_j| + |beta y_i|),
+// FMA): |y - ref| <= (len + 4) * u * (|alpha| * sum|a_ij x_j| + |beta y_i|),
 // u = unit roundoff of Scalar. Non-finite references must be matched
 // exactly (NaN by NaN, +Inf by +Inf, -Inf by -Inf).
 template <class Scalar>
 SpmvCheck check_spmv(const HostCsr<Scalar>& a, Scalar alpha, const std::vector<Scalar>& x,
                      Scalar beta, const std::vector<Scalar>& y_in, const std::vector<Scalar>& y_out);
+
+// The same check split in two, for checking many results of one product
+// (a benchmark checks every format against one reference): the exact
+// result and the bound per row, computed once...
+template <class Scalar>
+struct SpmvOracle {
+  std::vector<long double> ref;    // exact alpha*A*x + beta*y_in
+  std::vector<long double> mag;    // |alpha| * sum|a_ij x_j| + |beta y_i|
+  std::vector<std::int64_t> len;   // row lengths
+};
+template <class Scalar>
+SpmvOracle<Scalar> make_oracle(const HostCsr<Scalar>& a, Scalar alpha, const std::vector<Scalar>& x, Scalar beta,
+                               const std::vector<Scalar>& y_in);
+// ...then each result compared against it.
+template <class Scalar>
+SpmvCheck check_spmv(const SpmvOracle<Scalar>& oracle, const std::vector<Scalar>& y_out);
 
 }  // namespace kspmv

@@ -1,5 +1,5 @@
 // Hand-tuned CUDA ELL kernel: a thread per row over the column-major slots,
-// read-only loads, stopping at the row's first padding slot.
+// read-only loads, four slots in flight, stopping at the row's padding.
 #pragma once
 
 #include "kspmv/backends/cuda/common.hpp"
@@ -16,25 +16,20 @@ __global__ void __launch_bounds__(256) ell_kernel(int nrows, int width, int pitc
   Scalar sum = 0;
   const int* ip = indices + row;
   const Scalar* vp = values + row;
-  int n = 0;
-  // Two slots per step: both index loads are in flight before either x load.
-  for (; n + 1 < width; n += 2) {
-    const int c0 = ldg(ip + static_cast<long>(n) * pitch);
-    const int c1 = ldg(ip + static_cast<long>(n + 1) * pitch);
-    if (c0 < 0) break;
-    const Scalar v0 = ldg(vp + static_cast<long>(n) * pitch);
-    if (c1 < 0) {
-      sum += v0 * ldg(x + c0);
-      n = width;
-      break;
-    }
-    const Scalar v1 = ldg(vp + static_cast<long>(n + 1) * pitch);
-    sum += v0 * ldg(x + c0);
-    sum += v1 * ldg(x + c1);
-  }
-  if (n < width) {
-    const int c = ldg(ip + static_cast<long>(n) * pitch);
-    if (c >= 0) sum += ldg(vp + static_cast<long>(n) * pitch) * ldg(x + c);
+  // Four slots per step: all four index and value loads are issued before
+  // the x loads (memory-level parallelism); a row's padding is contiguous
+  // at its end, so a step that starts on padding ends the row.
+  for (int n = 0; n < width; n += 4) {
+    int c[4];
+    Scalar v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) c[u] = n + u < width ? ldg(ip + static_cast<long>(n + u) * pitch) : -1;
+    if (c[0] < 0) break;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + static_cast<long>(n + u) * pitch) : Scalar(0);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
   }
   store_y(y, row, alpha, sum, beta);
 }

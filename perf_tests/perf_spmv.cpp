@@ -1,0 +1,489 @@
+// kspmv_perf: every format beside Kokkos Kernels and cuSPARSE, against the
+// memory roofline, in one Google Benchmark run.
+//
+//   kspmv_perf [--suite FILE] [--matrices SPEC,...] [--formats F,...]
+//              [--precision double|float|both] [--samples N] [--csv FILE]
+//              [--matrix-dir DIR] [google benchmark flags, e.g.
+//              --benchmark_out=run.json --benchmark_out_format=json]
+//
+// Before the formats, the device's copy bandwidth is measured (a large
+// device-to-device copy, bytes read + written): every "% of copy" is
+// relative to it. Each benchmark converts the matrix (timed), checks y = Ax
+// against the host reference with y poisoned by NaN first (a wrong result
+// fails the benchmark and the run's exit code; it is never reported as a
+// time), then times SpMVs with device events on the execution space's
+// stream after a warm-up and reports the median. Effective bandwidth counts
+// the minimum bytes of CSR with 32-bit indices (values, column indices, row
+// offsets, x once, y once), whatever the format moves. A summary table
+// comes last; --csv writes it for perf_tests/plot_results.py.
+
+#include <benchmark/benchmark.h>
+#include <sys/stat.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device_timer.hpp"
+#include "kspmv/kspmv.hpp"
+#if KSPMV_ENABLE_CUSPARSE
+#include "cusparse_peer.hpp"
+#endif
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+using Mem = Space::memory_space;
+
+// A suite entry: name, source, and optional conversion options
+// (partitioner=metis|contiguous|auto, hyb_k=N, max_fill=F).
+struct Entry {
+  std::string name, source;
+  kspmv::ConvertOptions options;
+  std::string options_text;
+};
+
+struct Result {
+  std::string matrix, group, runner, precision, status, message;
+  bool peer = false;
+  double seconds = 0, gflops = 0, gbs = 0, frac = 0, storage_mb = 0, convert_s = 0;
+  std::int64_t rows = 0, nnz = 0;
+};
+
+// ---- configuration ----
+std::vector<Entry> g_entries;
+std::vector<std::string> g_runners;
+std::vector<std::string> g_precisions = {"double"};
+std::string g_matrix_dir = KSPMV_SHARED_MATRICES_DIR;
+std::string g_csv;
+int g_samples = 30;
+double g_copy_gbs = 0;
+double g_l2_bytes = 0;
+std::vector<Result> g_results;
+int g_wrong = 0;
+
+bool is_file(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string resolve(const std::string& source) {
+  if (source.rfind("shared:", 0) == 0) return g_matrix_dir + "/" + source.substr(7);
+  return source;
+}
+
+// ---- the matrix being benchmarked (one in memory at a time) ----
+struct Loaded {
+  std::string name;
+  kspmv::HostCsr<double> d;
+  kspmv::HostCsr<float> f;
+  std::string group;
+  // x and the exact y = Ax per precision, computed once for all runners.
+  std::vector<double> xd;
+  std::vector<float> xf;
+  std::unique_ptr<kspmv::SpmvOracle<double>> od;
+  std::unique_ptr<kspmv::SpmvOracle<float>> of;
+};
+std::unique_ptr<Loaded> g_loaded;
+
+Loaded& load(const Entry& e) {
+  if (g_loaded && g_loaded->name == e.name) return *g_loaded;
+  g_loaded.reset();
+  auto L = std::make_unique<Loaded>();
+  L->name = e.name;
+  const std::string src = resolve(e.source);
+  if (is_file(src))
+    L->d = kspmv::read_matrix_market<double>(src);
+  else if (kspmv::is_generator_spec(src))
+    L->d = kspmv::generate<double>(src);
+  else
+    throw kspmv::InvalidArgumentError("suite entry '" + e.name + "': '" + src +
+                                      "' is neither a file nor a generator spec");
+  L->f = kspmv::convert_scalar<float>(L->d);
+  // "small": the matrix's minimum traffic fits the L2 cache, so repeated
+  // SpMVs run from L2 and the time is mostly launch latency.
+  L->group = kspmv::csr32_min_bytes(L->d) <= g_l2_bytes ? "small (L2-resident)" : "large";
+  g_loaded = std::move(L);
+  return *g_loaded;
+}
+
+template <class Scalar>
+const kspmv::HostCsr<Scalar>& host(Loaded& L) {
+  if constexpr (sizeof(Scalar) == 4)
+    return L.f;
+  else
+    return L.d;
+}
+
+template <class Scalar>
+std::vector<Scalar> test_x(std::size_t n);
+
+// The test vector x and the oracle for y = A x (y poisoned before each run).
+template <class Scalar>
+std::pair<const std::vector<Scalar>*, const kspmv::SpmvOracle<Scalar>*> oracle(Loaded& L) {
+  const auto& a = host<Scalar>(L);
+  auto& x = [&]() -> std::vector<Scalar>& {
+    if constexpr (sizeof(Scalar) == 4) return L.xf; else return L.xd;
+  }();
+  auto& o = [&]() -> std::unique_ptr<kspmv::SpmvOracle<Scalar>>& {
+    if constexpr (sizeof(Scalar) == 4) return L.of; else return L.od;
+  }();
+  if (!o) {
+    x = test_x<Scalar>(static_cast<std::size_t>(a.ncols));
+    o = std::make_unique<kspmv::SpmvOracle<Scalar>>(
+        kspmv::make_oracle(a, Scalar(1), x, Scalar(0), std::vector<Scalar>(static_cast<std::size_t>(a.nrows))));
+  }
+  return {&x, o.get()};
+}
+
+// Median per-SpMV time: batches of k back-to-back SpMVs between two events
+// (k so one batch lasts >= 50 us), after a warm-up.
+template <class F>
+double median_seconds(F&& apply) {
+  kspmv_perf::DeviceTimer<Space> timer(Space{});
+  for (int w = 0; w < 5; ++w) apply();
+  timer.start();
+  apply();
+  const double one = std::max(timer.stop(), 1e-7);
+  const int k = static_cast<int>(std::clamp(std::ceil(50e-6 / one), 1.0, 100.0));
+  std::vector<double> t(static_cast<std::size_t>(g_samples));
+  for (auto& s : t) {
+    timer.start();
+    for (int i = 0; i < k; ++i) apply();
+    s = timer.stop() / k;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <class Scalar>
+std::vector<Scalar> test_x(std::size_t n) {
+  kspmv::Rng rng(12345);
+  std::vector<Scalar> x(n);
+  for (auto& v : x) v = static_cast<Scalar>(2 * rng.uniform() - 1);
+  return x;
+}
+
+template <class Scalar, class View>
+std::vector<Scalar> to_host(const View& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<Scalar>(h.data(), h.data() + v.extent(0));
+}
+
+template <class Scalar, class View>
+void from_host(const View& v, const std::vector<Scalar>& h) {
+  Kokkos::View<const Scalar*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(h.data(), h.size());
+  Kokkos::deep_copy(v, hv);
+}
+
+template <class Scalar>
+void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
+  r.rows = a.nrows;
+  r.nnz = a.nnz();
+  if (r.status == "ok") {
+    r.gflops = 2.0 * double(a.nnz()) / r.seconds * 1e-9;
+    r.gbs = kspmv::csr32_min_bytes(a) / r.seconds * 1e-9;
+    r.frac = g_copy_gbs > 0 ? r.gbs / g_copy_gbs : 0;
+    st.SetIterationTime(r.seconds);
+    st.counters["GFLOPs"] = r.gflops;
+    st.counters["GBs_eff"] = r.gbs;
+    st.counters["frac_copy"] = r.frac;
+    st.counters["storage_MB"] = r.storage_mb;
+    st.counters["convert_ms"] = r.convert_s * 1e3;
+    st.counters["convert_x_spmv"] = r.convert_s / r.seconds;
+    st.counters["nnz"] = double(a.nnz());
+    st.SetLabel(r.group);
+  } else {
+    st.SkipWithError((r.status + ": " + r.message).c_str());
+  }
+  g_results.push_back(r);
+}
+
+// One kspmv format (kk-crs included: it is the Kokkos Kernels baseline).
+template <class Scalar>
+void bench_format(benchmark::State& st, std::size_t mi, kspmv::Format f, std::string precision) {
+  for (auto _ : st) {
+    Loaded& L = load(g_entries[mi]);
+    const auto& a = host<Scalar>(L);
+    Result r{L.name, L.group, kspmv::format_name(f), precision, "ok", ""};
+    r.peer = f == kspmv::Format::KkCrs;
+    try {
+      auto m = kspmv::Matrix<Scalar>::convert(a, f, g_entries[mi].options);
+      r.convert_s = m.conversion_seconds();
+      r.storage_mb = double(m.storage_bytes()) * 1e-6;
+      typename kspmv::Matrix<Scalar>::vector_type x("x", a.ncols), y("y", a.nrows);
+      const auto [hx, orc] = oracle<Scalar>(L);
+      from_host(x, *hx);
+      Kokkos::deep_copy(y, std::numeric_limits<Scalar>::quiet_NaN());
+      m.apply(Scalar(1), x, Scalar(0), y);
+      Space().fence();
+      const auto c = kspmv::check_spmv(*orc, to_host<Scalar>(y));
+      if (!c.ok) {
+        r.status = "WRONG";
+        r.message = c.message;
+        ++g_wrong;
+      } else {
+        r.seconds = median_seconds([&] { m.apply(Scalar(1), x, Scalar(0), y); });
+      }
+    } catch (const kspmv::FormatCannotHoldError& e) {
+      r.status = "refused";
+      r.message = e.what();
+    }
+    record(st, r, a);
+  }
+}
+
+#if KSPMV_ENABLE_CUSPARSE
+template <class Scalar>
+void bench_cusparse(benchmark::State& st, std::size_t mi, kspmv_perf::CusparseKind k, std::string precision) {
+  for (auto _ : st) {
+    Loaded& L = load(g_entries[mi]);
+    const auto& a = host<Scalar>(L);
+    Result r{L.name, L.group, kspmv_perf::cusparse_name(k), precision, "ok", ""};
+    r.peer = true;
+    try {
+      Kokkos::Timer timer;
+      kspmv_perf::CusparsePeer<Scalar> p(a, k, Space().cuda_stream());
+      Space().fence();
+      r.convert_s = timer.seconds();
+      r.storage_mb = double(p.storage_bytes()) * 1e-6;
+      const auto [hx, orc] = oracle<Scalar>(L);
+      from_host(p.x(), *hx);
+      Kokkos::deep_copy(p.y(), std::numeric_limits<Scalar>::quiet_NaN());
+      p.apply(Scalar(1), Scalar(0));
+      Space().fence();
+      const auto c = kspmv::check_spmv(*orc, to_host<Scalar>(p.y()));
+      if (!c.ok) {
+        r.status = "WRONG";
+        r.message = c.message;
+        ++g_wrong;
+      } else {
+        r.seconds = median_seconds([&] { p.apply(Scalar(1), Scalar(0)); });
+      }
+    } catch (const kspmv::Error& e) {
+      r.status = "refused";
+      r.message = e.what();
+    }
+    record(st, r, a);
+  }
+}
+#endif
+
+// Device-to-device copy bandwidth (bytes read + written), median of 20.
+double measure_copy_bandwidth() {
+  const std::size_t n = std::size_t(1) << 27;  // 2 x 1 GiB of doubles
+  Kokkos::View<double*, Mem> a("copy_a", n), b("copy_b", n);
+  Kokkos::deep_copy(a, 1.0);
+  auto copy = [&] { Kokkos::deep_copy(Space(), b, a); };
+  kspmv_perf::DeviceTimer<Space> timer(Space{});
+  for (int i = 0; i < 3; ++i) copy();
+  std::vector<double> t(20);
+  for (auto& s : t) {
+    timer.start();
+    copy();
+    s = timer.stop();
+  }
+  std::sort(t.begin(), t.end());
+  return 2.0 * n * sizeof(double) / t[t.size() / 2] * 1e-9;
+}
+
+void read_suite(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw kspmv::IoError("cannot read suite file " + path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::stringstream ss(line);
+    Entry e;
+    if (!(ss >> e.name)) continue;
+    if (!(ss >> e.source)) throw kspmv::ParseError(path, 0, "entry '" + e.name + "' has no source");
+    std::string opt;
+    while (ss >> opt) {
+      const auto eq = opt.find('=');
+      const std::string k = opt.substr(0, eq), v = eq == std::string::npos ? "" : opt.substr(eq + 1);
+      if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto"))
+        e.options.partitioner = v == "metis" ? kspmv::Partitioner::Metis
+                                : v == "contiguous" ? kspmv::Partitioner::Contiguous
+                                                    : kspmv::Partitioner::Auto;
+      else if (k == "hyb_k" && !v.empty())
+        e.options.hyb_k = std::stoll(v);
+      else if (k == "max_fill" && !v.empty())
+        e.options.max_fill = std::stod(v);
+      else
+        throw kspmv::ParseError(path, 0, "entry '" + e.name + "': unknown option '" + opt + "'");
+      e.options_text += (e.options_text.empty() ? "" : " ") + opt;
+    }
+    g_entries.push_back(e);
+  }
+}
+
+void print_summary() {
+  std::printf("\n==== kspmv_perf summary ====\n");
+  std::printf("device: %s; copy bandwidth %.0f GB/s (device-to-device, read + write); L2 %.0f MB\n",
+              Space::name(), g_copy_gbs, g_l2_bytes * 1e-6);
+  std::printf("time: median per SpMV (y = Ax); eff GB/s: CSR 32-bit minimum bytes / time; x peer: best of "
+              "kk-crs and cuSPARSE over this; * fastest\n");
+  for (const std::string group : {"small (L2-resident)", "large"}) {
+    bool header = false;
+    std::vector<std::string> done;
+    for (const auto& r0 : g_results) {
+      if (r0.group != group) continue;
+      const std::string key = r0.matrix + "/" + r0.precision;
+      if (std::find(done.begin(), done.end(), key) != done.end()) continue;
+      done.push_back(key);
+      if (!header) {
+        std::printf("\n-- %s matrices --\n", group.c_str());
+        header = true;
+      }
+      std::vector<const Result*> rows;
+      double best = 1e30, best_peer = 1e30;
+      for (const auto& r : g_results)
+        if (r.matrix == r0.matrix && r.precision == r0.precision) {
+          rows.push_back(&r);
+          if (r.status == "ok") {
+            best = std::min(best, r.seconds);
+            if (r.peer) best_peer = std::min(best_peer, r.seconds);
+          }
+        }
+      std::string opts;
+      for (const auto& e : g_entries)
+        if (e.name == r0.matrix && !e.options_text.empty()) opts = "; options: " + e.options_text;
+      std::printf("\n%s (%s): %lld rows, %lld nnz%s\n", r0.matrix.c_str(), r0.precision.c_str(), (long long)r0.rows,
+                  (long long)r0.nnz, opts.c_str());
+      std::printf("  %-20s %11s %9s %9s %7s %8s %10s %12s\n", "format", "time us", "GFLOP/s", "eff GB/s", "%copy",
+                  "x peer", "storage MB", "convert ms");
+      std::stable_sort(rows.begin(), rows.end(), [](const Result* a, const Result* b) {
+        if ((a->status == "ok") != (b->status == "ok")) return a->status == "ok";
+        return a->seconds < b->seconds;
+      });
+      for (const Result* r : rows) {
+        if (r->status != "ok") {
+          std::printf("  %-20s %s: %.90s\n", r->runner.c_str(), r->status.c_str(), r->message.c_str());
+          continue;
+        }
+        std::printf("  %-20s %11.2f %9.1f %9.0f %6.1f%% %8.2f %10.1f %12.1f%s%s\n", r->runner.c_str(),
+                    r->seconds * 1e6, r->gflops, r->gbs, 100 * r->frac,
+                    best_peer < 1e30 ? best_peer / r->seconds : 0.0, r->storage_mb, r->convert_s * 1e3,
+                    r->seconds == best ? " *" : "", r->peer ? " (peer)" : "");
+      }
+    }
+  }
+  if (g_wrong) std::printf("\n%d benchmark(s) computed a WRONG result (see above); exit code 1\n", g_wrong);
+}
+
+void write_csv(const std::string& path) {
+  std::ofstream out(path);
+  out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
+         "copy_gbs\n";
+  for (const auto& r : g_results)
+    out << r.matrix << "," << r.group << "," << r.precision << "," << r.runner << "," << (r.peer ? 1 : 0) << ","
+        << r.status << "," << r.rows << "," << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs
+        << "," << r.frac << "," << r.storage_mb << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  std::string suite, matrices, formats;
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* key) -> const char* {
+      const std::string k = std::string("--") + key + "=";
+      return a.rfind(k, 0) == 0 ? argv[i] + k.size() : nullptr;
+    };
+    if (const char* v = value("suite")) suite = v;
+    else if (const char* v = value("matrices")) matrices = v;
+    else if (const char* v = value("formats")) formats = v;
+    else if (const char* v = value("precision")) {
+      const std::string p = v;
+      g_precisions = p == "both" ? std::vector<std::string>{"double", "float"} : std::vector<std::string>{p};
+    } else if (const char* v = value("samples")) g_samples = std::max(3, std::atoi(v));
+    else if (const char* v = value("csv")) g_csv = v;
+    else if (const char* v = value("matrix-dir")) g_matrix_dir = v;
+    else rest.push_back(argv[i]);
+  }
+  if (const char* env = std::getenv("KSPMV_SHARED_MATRICES")) g_matrix_dir = env;
+  try {
+    if (!suite.empty()) read_suite(suite);
+    for (const auto& m : split(matrices, ',')) g_entries.push_back({m, m});
+    if (g_entries.empty()) {
+      std::fprintf(stderr, "kspmv_perf: no matrices (give --suite=FILE or --matrices=SPEC,...)\n");
+      return 2;
+    }
+    if (formats.empty()) {
+      for (const auto& f : kspmv::known_formats()) g_runners.push_back(f.name);
+#if KSPMV_ENABLE_CUSPARSE
+      for (auto k : {kspmv_perf::CusparseKind::CsrAlg1, kspmv_perf::CusparseKind::CsrAlg2,
+                     kspmv_perf::CusparseKind::Coo, kspmv_perf::CusparseKind::SlicedEll})
+        g_runners.push_back(kspmv_perf::cusparse_name(k));
+#endif
+    } else {
+      g_runners = split(formats, ',');
+    }
+    for (const auto& p : g_precisions)
+      if (p != "double" && p != "float") throw kspmv::InvalidArgumentError("--precision must be double, float or both");
+#if defined(KOKKOS_ENABLE_CUDA)
+    {
+      cudaDeviceProp prop;
+      cudaGetDeviceProperties(&prop, 0);
+      g_l2_bytes = prop.l2CacheSize;
+      std::printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+    }
+#else
+    g_l2_bytes = 32e6;  // a typical host last-level cache
+#endif
+    g_copy_gbs = measure_copy_bandwidth();
+    std::printf("copy bandwidth: %.1f GB/s (device-to-device, 2 GiB moved per copy, median of 20)\n", g_copy_gbs);
+
+    // One benchmark per (matrix, runner, precision), in suite order.
+    for (std::size_t mi = 0; mi < g_entries.size(); ++mi)
+      for (const auto& p : g_precisions)
+        for (const auto& r : g_runners) {
+          const std::string name = g_entries[mi].name + "/" + r + "/" + p;
+          benchmark::internal::Benchmark* b = nullptr;
+#if KSPMV_ENABLE_CUSPARSE
+          for (auto k : {kspmv_perf::CusparseKind::CsrAlg1, kspmv_perf::CusparseKind::CsrAlg2,
+                         kspmv_perf::CusparseKind::Coo, kspmv_perf::CusparseKind::SlicedEll})
+            if (r == kspmv_perf::cusparse_name(k))
+              b = p == "double" ? benchmark::RegisterBenchmark(name.c_str(), bench_cusparse<double>, mi, k, p)
+                                : benchmark::RegisterBenchmark(name.c_str(), bench_cusparse<float>, mi, k, p);
+#endif
+          if (!b) {
+            const kspmv::Format f = kspmv::parse_format(r);
+            b = p == "double" ? benchmark::RegisterBenchmark(name.c_str(), bench_format<double>, mi, f, p)
+                              : benchmark::RegisterBenchmark(name.c_str(), bench_format<float>, mi, f, p);
+          }
+          b->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+        }
+    int bargc = static_cast<int>(rest.size());
+    benchmark::Initialize(&bargc, rest.data());
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    g_loaded.reset();
+    print_summary();
+    if (!g_csv.empty()) write_csv(g_csv);
+  } catch (const kspmv::Error& e) {
+    std::fprintf(stderr, "kspmv_perf: error: %s\n", e.what());
+    return 1;
+  }
+  return g_wrong ? 1 : 0;
+}
