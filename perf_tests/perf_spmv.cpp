@@ -215,6 +215,26 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
   g_results.push_back(r);
 }
 
+// The checked run then the timing, the same for every runner: x uploaded,
+// y poisoned with NaN, one y = Ax checked against the oracle; a wrong
+// result is counted and never timed.
+template <class Scalar, class XView, class YView, class Apply>
+void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply&& apply) {
+  const auto [hx, orc] = oracle<Scalar>(L);
+  from_host(x, *hx);
+  Kokkos::deep_copy(y, std::numeric_limits<Scalar>::quiet_NaN());
+  apply();
+  Space().fence();
+  const auto c = kspmv::check_spmv(*orc, to_host<Scalar>(y));
+  if (!c.ok) {
+    r.status = "WRONG";
+    r.message = c.message;
+    ++g_wrong;
+  } else {
+    r.seconds = median_seconds(apply);
+  }
+}
+
 // One kspmv format (kk-crs included: it is the Kokkos Kernels baseline).
 template <class Scalar>
 void bench_format(benchmark::State& st, std::size_t mi, kspmv::Format f, std::string precision) {
@@ -228,19 +248,7 @@ void bench_format(benchmark::State& st, std::size_t mi, kspmv::Format f, std::st
       r.convert_s = m.conversion_seconds();
       r.storage_mb = double(m.storage_bytes()) * 1e-6;
       typename kspmv::Matrix<Scalar>::vector_type x("x", a.ncols), y("y", a.nrows);
-      const auto [hx, orc] = oracle<Scalar>(L);
-      from_host(x, *hx);
-      Kokkos::deep_copy(y, std::numeric_limits<Scalar>::quiet_NaN());
-      m.apply(Scalar(1), x, Scalar(0), y);
-      Space().fence();
-      const auto c = kspmv::check_spmv(*orc, to_host<Scalar>(y));
-      if (!c.ok) {
-        r.status = "WRONG";
-        r.message = c.message;
-        ++g_wrong;
-      } else {
-        r.seconds = median_seconds([&] { m.apply(Scalar(1), x, Scalar(0), y); });
-      }
+      check_then_time<Scalar>(L, r, x, y, [&] { m.apply(Scalar(1), x, Scalar(0), y); });
     } catch (const kspmv::FormatCannotHoldError& e) {
       r.status = "refused";
       r.message = e.what();
@@ -263,19 +271,7 @@ void bench_cusparse(benchmark::State& st, std::size_t mi, kspmv_perf::CusparseKi
       Space().fence();
       r.convert_s = timer.seconds();
       r.storage_mb = double(p.storage_bytes()) * 1e-6;
-      const auto [hx, orc] = oracle<Scalar>(L);
-      from_host(p.x(), *hx);
-      Kokkos::deep_copy(p.y(), std::numeric_limits<Scalar>::quiet_NaN());
-      p.apply(Scalar(1), Scalar(0));
-      Space().fence();
-      const auto c = kspmv::check_spmv(*orc, to_host<Scalar>(p.y()));
-      if (!c.ok) {
-        r.status = "WRONG";
-        r.message = c.message;
-        ++g_wrong;
-      } else {
-        r.seconds = median_seconds([&] { p.apply(Scalar(1), Scalar(0)); });
-      }
+      check_then_time<Scalar>(L, r, p.x(), p.y(), [&] { p.apply(Scalar(1), Scalar(0)); });
     } catch (const kspmv::Error& e) {
       r.status = "refused";
       r.message = e.what();
