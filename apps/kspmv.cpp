@@ -137,6 +137,12 @@ int cmd_info(const Args& a) {
   auto A = load_matrix<double>(a.positional[0]);
   std::printf("matrix            %s\n", a.positional[0].c_str());
   print_stats(kspmv::row_length_stats(A, W));
+  // pellr eqs. (1), (2): iterations of 32-thread warps over the rows in the
+  // caller's order (ELLR) and sorted by length (PELLR, JAD).
+  const auto len = kspmv::row_lengths(A);
+  const auto e = kspmv::warp_iterations(len), p = kspmv::warp_iterations(kspmv::sorted_descending(len));
+  std::printf("warp iterations   N_iter ELLR %lld, PELLR %lld (%.2fx fewer); N_p %lld\n", (long long)e.n_iter,
+              (long long)p.n_iter, p.n_iter ? double(e.n_iter) / double(p.n_iter) : 1.0, (long long)e.n_p);
   return 0;
 }
 

@@ -53,6 +53,7 @@ struct Entry {
 struct Result {
   std::string matrix, group, runner, precision, status, message;
   bool peer = false;
+  kspmv::Properties properties;  // the format's own report (width, N_iter, ...)
   double seconds = 0, gflops = 0, gbs = 0, frac = 0, storage_mb = 0, convert_s = 0;
   std::int64_t rows = 0, nnz = 0;
 };
@@ -208,6 +209,11 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
     st.counters["convert_ms"] = r.convert_s * 1e3;
     st.counters["convert_x_spmv"] = r.convert_s / r.seconds;
     st.counters["nnz"] = double(a.nnz());
+    for (const auto& [k, v] : r.properties) {  // numeric properties become counters
+      char* end = nullptr;
+      const double d = std::strtod(v.c_str(), &end);
+      if (end && end != v.c_str() && *end == '\0') st.counters[k] = d;
+    }
     st.SetLabel(r.group);
   } else {
     st.SkipWithError((r.status + ": " + r.message).c_str());
@@ -247,6 +253,7 @@ void bench_format(benchmark::State& st, std::size_t mi, kspmv::Format f, std::st
       auto m = kspmv::Matrix<Scalar>::convert(a, f, g_entries[mi].options);
       r.convert_s = m.conversion_seconds();
       r.storage_mb = double(m.storage_bytes()) * 1e-6;
+      r.properties = m.properties();
       typename kspmv::Matrix<Scalar>::vector_type x("x", a.ncols), y("y", a.nrows);
       check_then_time<Scalar>(L, r, x, y, [&] { m.apply(Scalar(1), x, Scalar(0), y); });
     } catch (const kspmv::FormatCannotHoldError& e) {

@@ -5,6 +5,7 @@
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "test_support.hpp"
 
@@ -374,7 +375,7 @@ TEST_P(FormatTest, SameInputsGiveIdenticalBits) {
   using M = Matrix<double>;
   // Long irregular rows (many COO chunks, rows spanning them) where the
   // format takes them; a stencil for DIA and ELL.
-  const bool padded = format() == Format::Dia || format() == Format::Ell;
+  const bool padded = format() == Format::Dia || format() == Format::Ell || format() == Format::Ellr;
   auto a = generate<double>(padded ? "lap3d:30" : "powerlaw:30000:20:seed=5");
   M m = M::convert(a, format(), options());
   const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 9);
@@ -385,4 +386,62 @@ TEST_P(FormatTest, SameInputsGiveIdenticalBits) {
   auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y1);
   auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y2);
   ASSERT_EQ(0, std::memcmp(h1.data(), h2.data(), sizeof(double) * a.nrows));
+}
+
+TEST(RowLengthOrder, PellrPaperExampleIterations) {
+  // pellr Figure 5, 8-thread warps, the b_i arrays as the paper lists them:
+  // N_iter 18 for ELLR and 14 for PELLR. (The paper's two lists differ by
+  // one row, 78 vs 77 entries, so their N_p differ by 2 here.)
+  const std::vector<std::int64_t> ellr = {2, 3, 3, 4, 4, 4, 2, 4, 2, 3, 2, 3, 2, 3, 2, 2,
+                                          2, 2, 7, 3, 3, 3, 3, 3, 4, 3};
+  const std::vector<std::int64_t> pellr = {7, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+                                           2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+  const auto e = warp_iterations(ellr, 8);
+  const auto p = warp_iterations(pellr, 8);
+  EXPECT_EQ(e.n_iter, 18);
+  EXPECT_EQ(p.n_iter, 14);
+  EXPECT_EQ(e.n_p, 2 * 78 - 32);  // eq. (2): sum of (2 b - 1) over 32 slots
+  EXPECT_EQ(p.n_p, 2 * 77 - 32);
+  // Sorting never raises N_iter and keeps N_p.
+  const auto s = warp_iterations(sorted_descending(ellr), 8);
+  EXPECT_LE(s.n_iter, e.n_iter);
+  EXPECT_EQ(s.n_p, e.n_p);
+  EXPECT_EQ(sorted_descending({1, 3, 2, 3}), (std::vector<std::int64_t>{3, 3, 2, 1}));
+}
+
+TEST(RowLengthOrder, PellrAndJadInternalOrderAndPermutation) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto a = generate<double>("normal:3000:20:12:cols=2500:seed=8");
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 4);
+  std::vector<double> yref(static_cast<std::size_t>(a.nrows));
+  reference_spmv(1.0, a, x, 0.0, yref);
+  ConvertOptions o;
+  o.output_order = OutputOrder::Internal;
+  auto dx = detail::upload<double, Space::memory_space>(x, "x");
+  Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+  auto check = [&](const auto& f, const char* what) {
+    auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+    std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
+    validate_permutation(perm, a.nrows);
+    // Sorted longest first, ties in the caller's order.
+    for (ordinal_t r = 1; r < a.nrows; ++r) {
+      ASSERT_GE(a.row_length(perm[r - 1]), a.row_length(perm[r])) << what;
+      if (a.row_length(perm[r - 1]) == a.row_length(perm[r])) ASSERT_LT(perm[r - 1], perm[r]) << what;
+    }
+    spmv(Space(), 1.0, f, dx, 0.0, dy);
+    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+    std::vector<double> y(hy.data(), hy.data() + a.nrows);
+    const auto back = scatter(y, perm);  // internal -> caller order
+    for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(back[i], yref[i], 1e-11 * (1 + std::fabs(yref[i]))) << what;
+  };
+  check(to_pellr<double, Space>(a, o), "pellr");
+  check(to_jad<double, Space>(a, o), "jad");
+  // And the reported counts agree with warp_iterations.
+  auto m = Matrix<double>::convert(a, Format::Pellr);
+  const auto lens = row_lengths(a);
+  const auto plist = m.properties();
+  std::map<std::string, std::string> props(plist.begin(), plist.end());
+  EXPECT_EQ(props["n_iter"], std::to_string(warp_iterations(sorted_descending(lens)).n_iter));
+  EXPECT_EQ(props["n_iter_ellr"], std::to_string(warp_iterations(lens).n_iter));
+  EXPECT_LT(std::stoll(props["n_iter"]), std::stoll(props["n_iter_ellr"]));
 }

@@ -56,7 +56,7 @@ double padded_fill(kspmv::Format f, const kspmv::HostCsr<Scalar>& a) {
     for (kspmv::ordinal_t i = 0; i < a.nrows; ++i)
       for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) diags.insert(std::int64_t(a.col_idx[k]) - i);
     slots = pitch * double(diags.size());
-  } else if (f == kspmv::Format::Ell) {
+  } else if (f == kspmv::Format::Ell || f == kspmv::Format::Ellr) {
     std::int64_t w = 0;
     for (kspmv::ordinal_t i = 0; i < a.nrows; ++i) w = std::max(w, a.row_length(i));
     slots = pitch * double(w);

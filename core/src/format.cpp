@@ -15,6 +15,9 @@ const std::vector<FormatDescription>& known_formats() {
       {Format::Coo, "coo", "sorted triplets, chunked segmented reduction (deterministic)"},
       {Format::Hyb, "hyb", "ELL for the typical row length + COO for the rest"},
       {Format::Pkt, "pkt", "partitioned packets, x cached in team scratch, 16-bit local indices", true},
+      {Format::Ellr, "ellr", "ELLPACK-R: ELL plus row lengths, no padding loads"},
+      {Format::Pellr, "pellr", "ELLPACK-R of rows sorted by length, 32-row slices of their own width"},
+      {Format::Jad, "jad", "jagged diagonals of rows sorted by length, no padding"},
   };
   return formats;
 }

@@ -90,6 +90,27 @@ RowLengthStats row_length_stats(const HostCsr<Scalar>& a, int W) {
 template RowLengthStats row_length_stats(const HostCsr<float>&, int);
 template RowLengthStats row_length_stats(const HostCsr<double>&, int);
 
+WarpIterations warp_iterations(const std::vector<std::int64_t>& lengths, int warp) {
+  if (warp < 1) throw InvalidArgumentError("warp size must be >= 1");
+  WarpIterations w;
+  const std::size_t n = lengths.size();
+  for (std::size_t b = 0; b < n; b += static_cast<std::size_t>(warp)) {
+    std::int64_t mx = 0;
+    for (std::size_t j = b; j < b + static_cast<std::size_t>(warp); ++j) {
+      const std::int64_t len = j < n ? lengths[j] : 0;
+      mx = std::max(mx, len);
+      w.n_p += 2 * len - 1;
+    }
+    w.n_iter += mx;
+  }
+  return w;
+}
+
+std::vector<std::int64_t> sorted_descending(std::vector<std::int64_t> lengths) {
+  std::stable_sort(lengths.begin(), lengths.end(), [](std::int64_t a, std::int64_t b) { return a > b; });
+  return lengths;
+}
+
 std::string row_length_histogram(const RowLengthStats& s, int width) {
   if (s.nrows == 0) return "  (no rows)\n";
   struct Bin {

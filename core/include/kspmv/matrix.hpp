@@ -23,6 +23,9 @@
 #include "kspmv/formats/csr_vector.hpp"
 #include "kspmv/formats/dia.hpp"
 #include "kspmv/formats/ell.hpp"
+#include "kspmv/formats/ellr.hpp"
+#include "kspmv/formats/jad.hpp"
+#include "kspmv/formats/pellr.hpp"
 #include "kspmv/formats/hyb.hpp"
 #include "kspmv/formats/pkt.hpp"
 
@@ -91,6 +94,28 @@ template <class Scalar, class ExecSpace>
 Properties format_properties(const PktDevice<Scalar, ExecSpace>& f) {
   return pkt_properties(f);
 }
+template <class Scalar, class ExecSpace>
+Properties format_properties(const EllrDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.ell.kernel, on_cuda<ExecSpace>())},
+          {"width", std::to_string(f.ell.width)},
+          {"n_iter", std::to_string(f.iterations.n_iter)},
+          {"n_p", std::to_string(f.iterations.n_p)}};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const PellrDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"slices", std::to_string(f.nslices)},
+          {"n_iter", std::to_string(f.pellr_iterations.n_iter)},
+          {"n_iter_ellr", std::to_string(f.ellr_iterations.n_iter)},
+          {"n_p", std::to_string(f.pellr_iterations.n_p)},
+          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const JadDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", "portable"},
+          {"jagged_diagonals", std::to_string(f.ndiag)},
+          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+}
 
 template <class Scalar, class ExecSpace>
 struct AnyFormat {
@@ -152,6 +177,9 @@ class Matrix {
       case Format::Coo: m.impl_ = hold(to_coo_device<Scalar, ExecSpace>(a, opt)); break;
       case Format::Hyb: m.impl_ = hold(to_hyb<Scalar, ExecSpace>(a, opt)); break;
       case Format::Pkt: m.impl_ = hold(to_pkt<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Ellr: m.impl_ = hold(to_ellr<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Pellr: m.impl_ = hold(to_pellr<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Jad: m.impl_ = hold(to_jad<Scalar, ExecSpace>(a, opt)); break;
     }
     return m;
   }

@@ -17,6 +17,9 @@ enum class Format {
   Coo,        // triplets, segmented reduction
   Hyb,        // ELL + COO
   Pkt,        // packets of partitioned rows, x cached in team scratch
+  Ellr,       // ELLPACK-R: ELL + row lengths
+  Pellr,      // ELLPACK-R of length-sorted rows, per-slice widths
+  Jad,        // jagged diagonals of length-sorted rows
 };
 
 struct FormatDescription {

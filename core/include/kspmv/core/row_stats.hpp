@@ -42,6 +42,19 @@ RowLengthStats row_length_stats(const std::vector<std::int64_t>& lengths, std::i
 template <class Scalar>
 RowLengthStats row_length_stats(const HostCsr<Scalar>& a, int W = 32);
 
+// pellr eqs. (1) and (2): with rows taken `warp` at a time in the given
+// order (the last warp padded with empty rows), N_iter = sum over warps of
+// the longest row in the warp, N_p = sum over warp slots of (2 b - 1).
+// ELLR uses the caller's order; PELLR the rows sorted by length, longest
+// first, which lowers N_iter and leaves N_p unchanged.
+struct WarpIterations {
+  std::int64_t n_iter = 0;
+  std::int64_t n_p = 0;
+};
+WarpIterations warp_iterations(const std::vector<std::int64_t>& lengths, int warp = 32);
+// The lengths sorted longest first (stable), as PELLR and JAD store them.
+std::vector<std::int64_t> sorted_descending(std::vector<std::int64_t> lengths);
+
 // A text histogram of row lengths, `width` characters wide at most: one bar
 // per length when the lengths span few values, else per power-of-two bin.
 std::string row_length_histogram(const RowLengthStats& s, int width = 60);

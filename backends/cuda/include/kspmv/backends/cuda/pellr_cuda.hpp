@@ -1,0 +1,50 @@
+// Hand-tuned CUDA PELLR kernel: a warp per 32-row slice, each lane one row,
+// four slots' loads in flight, stopping at the row's padding; y written
+// through the permutation when it goes back in the caller's order.
+#pragma once
+
+#include "kspmv/backends/cuda/common.hpp"
+
+namespace kspmv {
+namespace cuda {
+
+template <class Scalar>
+__global__ void __launch_bounds__(128) pellr_kernel(int nrows, int nslices, const int* __restrict__ width,
+                                                    const int* __restrict__ offset, const int* __restrict__ indices,
+                                                    const Scalar* __restrict__ values,
+                                                    const int* __restrict__ new_to_old, Scalar alpha,
+                                                    const Scalar* __restrict__ x, Scalar beta,
+                                                    Scalar* __restrict__ y) {
+  const int s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  const int row = s * 32 + lane;
+  if (s >= nslices || row >= nrows) return;
+  const int w = ldg(width + s);
+  const int* ip = indices + ldg(offset + s) + lane;
+  const Scalar* vp = values + ldg(offset + s) + lane;
+  Scalar sum = 0;
+  for (int n = 0; n < w; n += 4) {
+    int c[4];
+    Scalar v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) c[u] = n + u < w ? ldg(ip + (n + u) * 32) : -1;
+    if (c[0] < 0) break;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + (n + u) * 32) : Scalar(0);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
+  }
+  store_y(y, new_to_old ? ldg(new_to_old + row) : row, alpha, sum, beta);
+}
+
+template <class Scalar>
+void pellr_spmv(cudaStream_t stream, int nrows, int nslices, const int* width, const int* offset, const int* indices,
+                const Scalar* values, const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
+  pellr_kernel<Scalar><<<blocks_for(static_cast<long>(nslices) * 32, 128), 128, 0, stream>>>(
+      nrows, nslices, width, offset, indices, values, new_to_old, alpha, x, beta, y);
+  check_launch("kspmv::cuda::pellr_kernel");
+}
+
+}  // namespace cuda
+}  // namespace kspmv

@@ -1,0 +1,90 @@
+// ELLPACK-R (pellr §2): ELL plus the row-length array rl; each thread stops
+// at its own row's length, so padding slots are never loaded. Column-major,
+// coalesced, as ELL.
+#pragma once
+
+#include "kspmv/core/row_stats.hpp"
+#include "kspmv/formats/ell.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/ellr_cuda.hpp"
+#endif
+
+namespace kspmv {
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct EllrDevice {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  static constexpr const char* format_name = "ellr";
+
+  ordinal_t nrows = 0, ncols = 0;
+  std::int64_t nnz = 0;
+  EllDevice<Scalar, ExecSpace> ell;
+  Kokkos::View<int*, memory_space> rl;  // entries per row
+  WarpIterations iterations;            // pellr eqs. (1), (2) in this order
+  double conversion_seconds = 0;
+
+  std::size_t storage_bytes() const { return ell.storage_bytes() + rl.span() * sizeof(int); }
+};
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EllrDevice<Scalar, ExecSpace> to_ellr(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  EllrDevice<Scalar, ExecSpace> e;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.nnz = a.nnz();
+  const auto len = row_lengths(a);
+  std::int64_t K = 0;
+  for (auto l : len) K = std::max(K, l);
+  const long double slots = static_cast<long double>(detail::aligned_pitch(a.nrows)) * K;
+  if (slots > opt.max_fill * std::max<std::int64_t>(a.nnz(), 1))
+    throw FormatCannotHoldError("ellr: longest row has " + std::to_string(K) + " entries, so " +
+                                std::to_string((long long)slots) + " padded slots hold " + std::to_string(a.nnz()) +
+                                " nonzeros, fill " + std::to_string(double(slots / std::max<std::int64_t>(a.nnz(), 1))) +
+                                " > max_fill " + std::to_string(opt.max_fill) + " (use pellr or jad)");
+  e.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
+  e.rl = detail::upload<int, typename ExecSpace::memory_space>(len, "kspmv::ellr::rl");
+  e.iterations = warp_iterations(len);
+  ExecSpace().fence();
+  e.conversion_seconds = timer.seconds();
+  return e;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
+          const YView& y) {
+  detail::check_spmv_args(A.nrows, A.ncols, x, y, "ellr");
+  if (A.nrows == 0) return;
+  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.ell.kernel == KernelPath::Auto && detail::contiguous(x, y))
+      return cuda::ellr_spmv(space.cuda_stream(), A.nrows, A.ell.pitch, A.rl.data(), A.ell.indices.data(),
+                             A.ell.values.data(), alpha, x.data(), beta, y.data());
+  }
+#endif
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  const int team = detail::default_team_size<ExecSpace>();
+  const int rpt = detail::is_host_space<ExecSpace>() ? 1024 : team;
+  const int nrows = A.nrows, pitch = A.ell.pitch;
+  const auto rl = A.rl;
+  const auto indices = A.ell.indices;
+  const auto values = A.ell.values;
+  Kokkos::parallel_for(
+      "kspmv::ellr", policy(space, (nrows + rpt - 1) / rpt, team), KOKKOS_LAMBDA(const member& t) {
+        const int first = t.league_rank() * rpt;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rpt), [&](const int r) {
+          const int row = first + r;
+          if (row >= nrows) return;
+          Scalar sum = 0;
+          const int len = rl(row);
+          for (int n = 0; n < len; ++n) sum += values(n * pitch + row) * x(indices(n * pitch + row));
+          detail::combine_y(y, row, alpha, sum, beta);
+        });
+      });
+}
+
+}  // namespace kspmv

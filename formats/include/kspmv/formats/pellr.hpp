@@ -1,0 +1,155 @@
+// PELLR (pellr §3): rows sorted by length (stable, longest first) and
+// stored as ELLPACK-R in that order, each 32-row slice (one warp) with only
+// its own width: column-major inside the slice, no padding to the global
+// maximum. Because a slice's rows have nearly equal lengths, the per-warp
+// maximum (rl of size N_w) replaces the per-row lengths; the few padding
+// slots hold index -1 and are skipped without loading x. Only rows are
+// permuted, so x stays in the caller's order; y comes back in the caller's
+// order (written through `new_to_old`) or, on request, in the sorted order.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#include <numeric>
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/device_util.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+#include "kspmv/core/row_stats.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/pellr_cuda.hpp"
+#endif
+
+namespace kspmv {
+
+namespace detail {
+// Rows by length, longest first; ties keep the caller's order.
+inline std::vector<ordinal_t> rows_by_length_descending(const std::vector<std::int64_t>& len) {
+  std::vector<ordinal_t> p(len.size());
+  std::iota(p.begin(), p.end(), 0);
+  std::stable_sort(p.begin(), p.end(), [&](ordinal_t a, ordinal_t b) { return len[a] > len[b]; });
+  return p;
+}
+}  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct PellrDevice {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  static constexpr const char* format_name = "pellr";
+  static constexpr int slice = 32;
+
+  ordinal_t nrows = 0, ncols = 0;
+  std::int64_t nnz = 0;
+  int nslices = 0;
+  OutputOrder order = OutputOrder::Caller;
+  Kokkos::View<int*, memory_space> new_to_old;    // sorted row -> caller row
+  Kokkos::View<int*, memory_space> slice_width;   // rl: the longest row of each slice
+  Kokkos::View<int*, memory_space> slice_offset;  // first slot of each slice, size nslices + 1
+  Kokkos::View<int*, memory_space> indices;       // -1: padding
+  Kokkos::View<Scalar*, memory_space> values;
+  WarpIterations ellr_iterations, pellr_iterations;  // pellr eqs. (1), (2)
+  KernelPath kernel = KernelPath::Auto;
+  double conversion_seconds = 0;
+
+  std::size_t storage_bytes() const {
+    return (new_to_old.span() + slice_width.span() + slice_offset.span() + indices.span()) * sizeof(int) +
+           values.span() * sizeof(Scalar);
+  }
+};
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+PellrDevice<Scalar, ExecSpace> to_pellr(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  using P = PellrDevice<Scalar, ExecSpace>;
+  using M = typename P::memory_space;
+  P p;
+  p.nrows = a.nrows;
+  p.ncols = a.ncols;
+  p.nnz = a.nnz();
+  p.order = opt.output_order;
+  p.kernel = opt.kernel;
+  const auto len = row_lengths(a);
+  const auto perm = detail::rows_by_length_descending(len);
+  p.nslices = static_cast<int>((static_cast<std::int64_t>(a.nrows) + P::slice - 1) / P::slice);
+  std::vector<int> width(static_cast<std::size_t>(p.nslices)), offset(static_cast<std::size_t>(p.nslices) + 1, 0);
+  std::vector<std::int64_t> sorted_len(len.size());
+  for (std::size_t r = 0; r < perm.size(); ++r) sorted_len[r] = len[perm[r]];
+  std::int64_t total = 0;
+  for (int s = 0; s < p.nslices; ++s) {
+    width[s] = static_cast<int>(sorted_len[static_cast<std::size_t>(s) * P::slice]);  // longest first
+    total += static_cast<std::int64_t>(width[s]) * P::slice;
+    if (total > std::numeric_limits<int>::max())
+      throw FormatCannotHoldError("pellr: " + std::to_string(total) + "+ slots exceed its 32-bit index");
+    offset[s + 1] = static_cast<int>(total);
+  }
+  std::vector<int> idx(static_cast<std::size_t>(total), -1);
+  std::vector<Scalar> val(static_cast<std::size_t>(total), Scalar(0));
+  for (ordinal_t r = 0; r < a.nrows; ++r) {
+    const ordinal_t o = perm[r];
+    const std::int64_t base = offset[r / P::slice] + r % P::slice;
+    for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
+      const std::size_t pos = static_cast<std::size_t>(base + (k - a.row_ptr[o]) * P::slice);
+      idx[pos] = a.col_idx[k];
+      val[pos] = a.values[k];
+    }
+  }
+  p.ellr_iterations = warp_iterations(len);
+  p.pellr_iterations = warp_iterations(sorted_len);
+  p.new_to_old = detail::upload<int, M>(perm, "kspmv::pellr::new_to_old");
+  p.slice_width = detail::upload<int, M>(width, "kspmv::pellr::slice_width");
+  p.slice_offset = detail::upload<int, M>(offset, "kspmv::pellr::slice_offset");
+  p.indices = detail::upload<int, M>(idx, "kspmv::pellr::indices");
+  p.values = detail::upload<Scalar, M>(val, "kspmv::pellr::values");
+  ExecSpace().fence();
+  p.conversion_seconds = timer.seconds();
+  return p;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
+          const YView& y) {
+  detail::check_spmv_args(A.nrows, A.ncols, x, y, "pellr");
+  if (A.nrows == 0) return;
+  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  const bool caller = A.order == OutputOrder::Caller;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
+      return cuda::pellr_spmv(space.cuda_stream(), A.nrows, A.nslices, A.slice_width.data(), A.slice_offset.data(),
+                              A.indices.data(), A.values.data(), caller ? A.new_to_old.data() : nullptr, alpha,
+                              x.data(), beta, y.data());
+  }
+#endif
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  constexpr int S = PellrDevice<Scalar, ExecSpace>::slice;
+  const int spt = detail::is_host_space<ExecSpace>() ? 1 : 4;  // slices per team
+  const int team = detail::is_host_space<ExecSpace>() ? 1 : S * spt;
+  const int nrows = A.nrows, nslices = A.nslices;
+  const auto width = A.slice_width;
+  const auto offset = A.slice_offset;
+  const auto indices = A.indices;
+  const auto values = A.values;
+  const auto perm = A.new_to_old;
+  Kokkos::parallel_for(
+      "kspmv::pellr", policy(space, (nslices + spt - 1) / spt, team), KOKKOS_LAMBDA(const member& t) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, S * spt), [&](const int i) {
+          const int s = t.league_rank() * spt + i / S, lane = i % S;
+          const int row = s * S + lane;
+          if (s >= nslices || row >= nrows) return;
+          const int w = width(s), base = offset(s) + lane;
+          Scalar sum = 0;
+          for (int n = 0; n < w; ++n) {
+            const int c = indices(base + n * S);
+            if (c < 0) break;  // this row's padding: the rest is padding too
+            sum += values(base + n * S) * x(c);
+          }
+          detail::combine_y(y, caller ? perm(row) : row, alpha, sum, beta);
+        });
+      });
+}
+
+}  // namespace kspmv
