@@ -111,17 +111,30 @@ void ell_apply(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, Exe
 }
 }  // namespace detail
 
+namespace detail {
+// The longest row (ELL's width), after checking that padding every row to
+// it stays within max_fill; `advice` names the format to use instead.
+template <class Scalar>
+std::int64_t ell_width_within_fill(const HostCsr<Scalar>& a, const ConvertOptions& opt, const char* name,
+                                   const char* advice) {
+  std::int64_t K = 0;
+  for (ordinal_t i = 0; i < a.nrows; ++i) K = std::max(K, a.row_length(i));
+  const long double slots = static_cast<long double>(aligned_pitch(a.nrows)) * K;
+  const std::int64_t nnz = std::max<std::int64_t>(a.nnz(), 1);
+  if (slots > opt.max_fill * nnz)
+    throw FormatCannotHoldError(std::string(name) + ": longest row has " + std::to_string(K) + " entries, so " +
+                                std::to_string((long long)slots) + " padded slots hold " + std::to_string(a.nnz()) +
+                                " nonzeros, fill " + std::to_string(double(slots / nnz)) + " > max_fill " +
+                                std::to_string(opt.max_fill) + " (" + advice + ")");
+  return K;
+}
+}  // namespace detail
+
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 EllDevice<Scalar, ExecSpace> to_ell(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
-  std::int64_t K = 0;
-  for (ordinal_t i = 0; i < a.nrows; ++i) K = std::max(K, a.row_length(i));
-  const long double slots = static_cast<long double>(detail::aligned_pitch(a.nrows)) * K;
-  if (slots > opt.max_fill * std::max<std::int64_t>(a.nnz(), 1))
-    throw FormatCannotHoldError("ell: longest row has " + std::to_string(K) + " entries, so " +
-                                std::to_string((long long)slots) + " padded slots hold " + std::to_string(a.nnz()) +
-                                " nonzeros, fill " + std::to_string(double(slots / std::max<std::int64_t>(a.nnz(), 1))) +
-                                " > max_fill " + std::to_string(opt.max_fill) + " (use hyb, which spills long rows to COO)");
+  const std::int64_t K =
+      detail::ell_width_within_fill(a, opt, "ell", "use hyb, which spills long rows to COO");
   auto e = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
   ExecSpace().fence();
   e.conversion_seconds = timer.seconds();

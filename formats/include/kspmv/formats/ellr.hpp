@@ -36,14 +36,7 @@ EllrDevice<Scalar, ExecSpace> to_ellr(const HostCsr<Scalar>& a, const ConvertOpt
   e.ncols = a.ncols;
   e.nnz = a.nnz();
   const auto len = row_lengths(a);
-  std::int64_t K = 0;
-  for (auto l : len) K = std::max(K, l);
-  const long double slots = static_cast<long double>(detail::aligned_pitch(a.nrows)) * K;
-  if (slots > opt.max_fill * std::max<std::int64_t>(a.nnz(), 1))
-    throw FormatCannotHoldError("ellr: longest row has " + std::to_string(K) + " entries, so " +
-                                std::to_string((long long)slots) + " padded slots hold " + std::to_string(a.nnz()) +
-                                " nonzeros, fill " + std::to_string(double(slots / std::max<std::int64_t>(a.nnz(), 1))) +
-                                " > max_fill " + std::to_string(opt.max_fill) + " (use pellr or jad)");
+  const std::int64_t K = detail::ell_width_within_fill(a, opt, "ellr", "use pellr or jad");
   e.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
   e.rl = detail::upload<int, typename ExecSpace::memory_space>(len, "kspmv::ellr::rl");
   e.iterations = warp_iterations(len);
