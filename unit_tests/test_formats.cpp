@@ -445,3 +445,18 @@ TEST(RowLengthOrder, PellrAndJadInternalOrderAndPermutation) {
   EXPECT_EQ(props["n_iter_ellr"], std::to_string(warp_iterations(lens).n_iter));
   EXPECT_LT(std::stoll(props["n_iter"]), std::stoll(props["n_iter_ellr"]));
 }
+
+// The type-erased apply takes plain rank-1 Views of the default layout
+// (LayoutRight on host backends, LayoutLeft on CUDA) as well as Kokkos
+// Kernels' LayoutLeft vectors.
+TEST(MatrixApply, AcceptsDefaultLayoutViews) {
+  auto a = generate<double>("lap2d:10");
+  auto m = Matrix<double>::convert(a, Format::CsrVector);
+  Kokkos::View<double*> x("x", a.ncols), y("y", a.nrows);
+  Kokkos::deep_copy(x, 1.0);
+  m.apply(1.0, x, 0.0, y);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  double sum = 0;
+  for (ordinal_t i = 0; i < a.nrows; ++i) sum += hy(i);
+  EXPECT_EQ(sum, 4.0 * 10);  // one missing neighbour per boundary link
+}
