@@ -154,11 +154,23 @@ std::pair<const std::vector<Scalar>*, const kspmv::SpmvOracle<Scalar>*> oracle(L
 }
 
 // Median per-SpMV time: batches of k back-to-back SpMVs between two events
-// (k so one batch lasts >= 50 us), after a warm-up.
+// (k so one batch lasts >= 50 us), after a warm-up of >= 30 ms.
 template <class F>
 double median_seconds(F&& apply) {
   kspmv_perf::DeviceTimer<Space> timer(Space{});
-  for (int w = 0; w < 5; ++w) apply();
+  // Warm-up for at least 30 ms of back-to-back SpMVs: the GPU drops its
+  // clocks while the host converts and checks, and a few microseconds of
+  // work do not bring them back (small matrices then measured several times
+  // slower, at random).
+  {
+    Kokkos::Timer wall;
+    int w = 0;
+    while (w < 5 || wall.seconds() < 0.03) {
+      apply();
+      if (++w % 64 == 0) Space().fence();
+    }
+    Space().fence();
+  }
   timer.start();
   apply();
   const double one = std::max(timer.stop(), 1e-7);
