@@ -57,6 +57,21 @@ void scale_y(const ExecSpace& space, Scalar beta, const YView& y) {
       });
 }
 
+// The part of every format's spmv that does not depend on the format:
+// argument checks, the empty matrix, and alpha == 0 (only scales y).
+// True when nothing is left for the format's own kernel to do.
+template <class ExecSpace, class XView, class YView, class Scalar>
+bool spmv_prologue(const ExecSpace& space, const char* format, std::int64_t nrows, std::int64_t ncols, Scalar alpha,
+                   const XView& x, Scalar beta, const YView& y) {
+  check_spmv_args(nrows, ncols, x, y, format);
+  if (nrows == 0) return true;
+  if (alpha == Scalar(0)) {
+    scale_y(space, beta, y);
+    return true;
+  }
+  return false;
+}
+
 // A device copy of a host vector, converting the element type with a
 // range check when it narrows (e.g. 64-bit host offsets to 32-bit).
 template <class T, class MemSpace, class U>
@@ -86,16 +101,14 @@ inline std::int64_t aligned_pitch(std::int64_t rows) { return (rows + 31) / 32 *
 // Work-group sizes for TeamPolicy kernels: a team of threads on GPUs, one
 // thread walking many rows on host backends.
 template <class ExecSpace>
-constexpr bool is_host_space();
+constexpr bool is_host_space() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+}
 template <class ExecSpace>
 constexpr int default_team_size() {
   return is_host_space<ExecSpace>() ? 1 : 128;
 }
 
-template <class ExecSpace>
-constexpr bool is_host_space() {
-  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-}
 
 }  // namespace detail
 }  // namespace kspmv

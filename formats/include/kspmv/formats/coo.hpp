@@ -174,7 +174,6 @@ void coo_chunks_portable(const ExecSpace& space, Scalar alpha, const CooDevice<S
               finish(r, vals(tt), false);
             }
           }
-          if (last_lane && valid && e + 1 == ce) rows(T) = -1;
           t.team_barrier();
         }
       });
@@ -252,9 +251,7 @@ CooDevice<Scalar, ExecSpace> to_coo_device(const HostCsr<Scalar>& a, const Conve
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "coo");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "coo", A.nrows, A.ncols, alpha, x, beta, y)) return;
   detail::coo_apply(space, alpha, A, x, beta, y);
 }
 

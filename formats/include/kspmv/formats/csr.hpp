@@ -132,9 +132,7 @@ template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YVie
 void spmv(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XView& x,
           Scalar beta, const YView& y) {
   using M = CsrDeviceT<Scalar, ExecSpace, Kind>;
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, M::format_name);
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, M::format_name, A.nrows, A.ncols, alpha, x, beta, y)) return;
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value && Kind != CsrKernel::Portable) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))

@@ -127,9 +127,7 @@ void dia_portable(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, 
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "dia");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "dia", A.nrows, A.ncols, alpha, x, beta, y)) return;
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))

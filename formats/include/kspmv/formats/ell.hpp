@@ -144,9 +144,7 @@ EllDevice<Scalar, ExecSpace> to_ell(const HostCsr<Scalar>& a, const ConvertOptio
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "ell");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "ell", A.nrows, A.ncols, alpha, x, beta, y)) return;
   detail::ell_apply(space, alpha, A, x, beta, y);
 }
 

@@ -48,9 +48,7 @@ EllrDevice<Scalar, ExecSpace> to_ellr(const HostCsr<Scalar>& a, const ConvertOpt
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "ellr");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "ellr", A.nrows, A.ncols, alpha, x, beta, y)) return;
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.ell.kernel == KernelPath::Auto && detail::contiguous(x, y))

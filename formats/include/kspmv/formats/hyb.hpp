@@ -72,9 +72,7 @@ HybDevice<Scalar, ExecSpace> to_hyb(const HostCsr<Scalar>& a, const ConvertOptio
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const HybDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "hyb");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "hyb", A.nrows, A.ncols, alpha, x, beta, y)) return;
   // The ELL part covers every row (with width 0 it just applies beta);
   // the COO part then adds the long rows' remainders.
   detail::ell_apply(space, alpha, A.ell, x, beta, y);

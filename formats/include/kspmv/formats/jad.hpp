@@ -84,9 +84,7 @@ JadDevice<Scalar, ExecSpace> to_jad(const HostCsr<Scalar>& a, const ConvertOptio
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const JadDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "jad");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "jad", A.nrows, A.ncols, alpha, x, beta, y)) return;
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
   const int team = detail::default_team_size<ExecSpace>();

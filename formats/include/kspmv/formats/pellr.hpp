@@ -111,9 +111,7 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const HostCsr<Scalar>& a, const ConvertO
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "pellr");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "pellr", A.nrows, A.ncols, alpha, x, beta, y)) return;
   const bool caller = A.order == OutputOrder::Caller;
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {

@@ -220,9 +220,7 @@ void pkt_packets(const ExecSpace& space, const PktDevice<Scalar, ExecSpace>& A, 
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const PktDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
-  detail::check_spmv_args(A.nrows, A.ncols, x, y, "pkt");
-  if (A.nrows == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "pkt", A.nrows, A.ncols, alpha, x, beta, y)) return;
   const auto t = A.t_internal;
   auto finish = [&](const auto& xin) {
     detail::pkt_packets(space, A, xin);

@@ -58,9 +58,7 @@ KkCrs<Scalar, ExecSpace> to_kk_crs(const HostCsr<Scalar>& a, const ConvertOption
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const KkCrs<Scalar, ExecSpace>& K, const XView& x,
           Scalar beta, const YView& y) {
-  detail::check_spmv_args(K.nrows(), K.ncols(), x, y, "kk-crs");
-  if (K.nrows() == 0) return;
-  if (alpha == Scalar(0)) return detail::scale_y(space, beta, y);
+  if (detail::spmv_prologue(space, "kk-crs", K.nrows(), K.ncols(), alpha, x, beta, y)) return;
 #if KOKKOS_VERSION >= 40000
   KokkosSparse::spmv(space, "N", alpha, K.A, x, beta, y);
 #else
