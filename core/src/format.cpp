@@ -18,6 +18,8 @@ const std::vector<FormatDescription>& known_formats() {
       {Format::Ellr, "ellr", "ELLPACK-R: ELL plus row lengths, no padding loads"},
       {Format::Pellr, "pellr", "ELLPACK-R of rows sorted by length, 32-row slices of their own width"},
       {Format::Jad, "jad", "jagged diagonals of rows sorted by length, no padding"},
+      {Format::CsrAdaptive, "csr-adaptive", "CSR with 1..256 lanes per row by ranges of length-sorted rows"},
+      {Format::EvcHyb, "evc-hyb", "sub-ELL blocks per row length + adaptive vector CSR, one launch"},
   };
   return formats;
 }

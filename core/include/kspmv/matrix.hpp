@@ -8,6 +8,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,8 @@
 #include "kspmv/formats/csr.hpp"
 #include "kspmv/formats/csr_scalar.hpp"
 #include "kspmv/formats/csr_vector.hpp"
+#include "kspmv/formats/csr_adaptive.hpp"
+#include "kspmv/formats/evc_hyb.hpp"
 #include "kspmv/formats/dia.hpp"
 #include "kspmv/formats/ell.hpp"
 #include "kspmv/formats/ellr.hpp"
@@ -118,6 +121,38 @@ Properties format_properties(const JadDevice<Scalar, ExecSpace>& f) {
 }
 
 template <class Scalar, class ExecSpace>
+Properties format_properties(const CsrAdaptiveDevice<Scalar, ExecSpace>& f) {
+  std::string tpr;
+  for (const auto& r : f.host_ranges) tpr += (tpr.empty() ? "" : ",") + std::to_string(r.tpr) + ":" + std::to_string(r.end - r.begin);
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())}, {"ranges (tpr:rows)", tpr}};
+}
+inline std::string percent(double part, double whole) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+  return b;
+}
+template <class Scalar, class ExecSpace>
+Properties format_properties(const EvcHybDevice<Scalar, ExecSpace>& f) {
+  const auto& r = f.report;
+  const double slots = double(r.ell_slots + r.vcsr_slots);
+  char bal[64];
+  std::snprintf(bal, sizeof bal, "%.3f (alpha %.3f, beta %.4f)", r.roofline.balance(), r.roofline.alpha,
+                r.roofline.beta);
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"split", std::to_string(f.split)},
+          {"isplit", std::to_string(r.isplit)},
+          {"nnz_ell", std::to_string(r.ell_slots)},
+          {"pct_ell", percent(double(r.ell_slots), slots)},
+          {"nnz_vcsr", std::to_string(r.vcsr_slots)},
+          {"pct_vcsr", percent(double(r.vcsr_slots), slots)},
+          {"pct_padding", percent(double(r.padding), double(f.nnz))},
+          {"ell_blocks", std::to_string(r.ell_blocks)},
+          {"csr_ranges", std::to_string(r.csr_ranges)},
+          {"code_balance_bytes_per_flop", bal},
+          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+}
+
+template <class Scalar, class ExecSpace>
 struct AnyFormat {
   using memory_space = typename ExecSpace::memory_space;
   using vector_type = Kokkos::View<Scalar*, Kokkos::LayoutLeft, memory_space>;
@@ -180,6 +215,8 @@ class Matrix {
       case Format::Ellr: m.impl_ = hold(to_ellr<Scalar, ExecSpace>(a, opt)); break;
       case Format::Pellr: m.impl_ = hold(to_pellr<Scalar, ExecSpace>(a, opt)); break;
       case Format::Jad: m.impl_ = hold(to_jad<Scalar, ExecSpace>(a, opt)); break;
+      case Format::CsrAdaptive: m.impl_ = hold(to_csr_adaptive<Scalar, ExecSpace>(a, opt)); break;
+      case Format::EvcHyb: m.impl_ = hold(to_evc_hyb<Scalar, ExecSpace>(a, opt)); break;
     }
     return m;
   }

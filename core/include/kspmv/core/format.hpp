@@ -20,6 +20,8 @@ enum class Format {
   Ellr,       // ELLPACK-R: ELL + row lengths
   Pellr,      // ELLPACK-R of length-sorted rows, per-slice widths
   Jad,        // jagged diagonals of length-sorted rows
+  CsrAdaptive,  // CSR, threads per row adapted to ranges of sorted rows
+  EvcHyb,     // sub-ELL per row length + vector CSR for long rows
 };
 
 struct FormatDescription {

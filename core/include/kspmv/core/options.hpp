@@ -18,7 +18,10 @@ enum class OutputOrder { Caller, Internal };
 enum class KernelPath { Auto, Portable };
 
 // How PKT partitions rows into packets.
-enum class Partitioner { Auto, Metis, Contiguous };
+// Auto: METIS when kspmv was built with it, else the format's documented
+// fallback (reported in the format's properties, never silent).
+// Rcm: reverse Cuthill-McKee order, then contiguous blocks.
+enum class Partitioner { Auto, Metis, Contiguous, Rcm };
 
 struct ConvertOptions {
   OutputOrder output_order = OutputOrder::Caller;
@@ -36,6 +39,13 @@ struct ConvertOptions {
   // holds for x and y).
   Partitioner partitioner = Partitioner::Auto;
   int pkt_rows = 0;
+  // EVC-HYB: rows of at most evc_split entries go to the sub-ELL part, the
+  // longer ones to vector CSR (the paper's empirical 128).
+  int evc_split = 128;
+  // EHYB: team scratch (shared memory) per partition for the cached x
+  // window, in bytes; 0 = the most one team may use on the device (eqs. 1-2
+  // of the paper then give the partition count).
+  std::int64_t ehyb_shared_bytes = 0;
   ProgressFn progress;  // long conversions report here
 };
 

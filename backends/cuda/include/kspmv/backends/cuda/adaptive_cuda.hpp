@@ -1,0 +1,80 @@
+// Adaptive threads-per-row CSR on CUDA (evc-hyb §1 and Listing 2), shared by
+// csr-adaptive and evc-hyb's vector-CSR part. A block of BLOCK threads
+// finds its row range (ranges[] = {begin, end, tpr, first_block}, a handful
+// of entries), takes BLOCK / tpr consecutive rows of it, and reduces each
+// row's products with warp shuffles; rows wider than a warp add the warps'
+// partial sums through shared memory instead of a shared-memory tree.
+#pragma once
+
+#include "kspmv/backends/cuda/common.hpp"
+
+namespace kspmv {
+namespace cuda {
+
+// Rows of the sorted order: position i reads stored row s = rows ? rows[i]
+// : i of (row_ptr, col, val); its result goes to y[out ? out[i] : s +
+// y_offset]. Columns < 0 are padding (vector CSR pads rows to 32 entries).
+template <class Scalar>
+struct AdaptiveRows {
+  int nranges;
+  const int4* ranges;
+  const int* rows;
+  const int* row_ptr;
+  const int* col;
+  const Scalar* val;
+  const int* out;
+  int y_offset;
+};
+
+template <class Scalar, int BLOCK>
+__device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& a, int block, Scalar alpha,
+                                                    const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
+  __shared__ Scalar partial[BLOCK / 32];
+  int b = 0;
+  while (b + 1 < a.nranges && block >= ldg(&a.ranges[b + 1].w)) ++b;
+  const int4 r = ldg(a.ranges + b);  // begin, end, tpr, first_block
+  const int tpr = r.z;
+  const int lane = threadIdx.x & (tpr - 1);
+  const int i = r.x + (block - r.w) * (BLOCK / tpr) + static_cast<int>(threadIdx.x) / tpr;
+  const bool active = i < r.y;
+  int s = 0;
+  Scalar sum = 0;
+  if (active) {
+    s = a.rows ? ldg(a.rows + i) : i;
+    const int begin = ldg(a.row_ptr + s), end = ldg(a.row_ptr + s + 1);
+    for (int k = begin + lane; k < end; k += tpr) {
+      const int c = ldg(a.col + k);
+      if (c >= 0) sum += ldg(a.val + k) * ldg(x + c);
+    }
+  }
+  if (tpr <= 32) {
+    for (int off = tpr / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, tpr);
+  } else {
+    sum = warp_sum(sum);
+    if ((threadIdx.x & 31) == 0) partial[threadIdx.x / 32] = sum;
+    __syncthreads();
+    if (lane == 0) {
+      sum = 0;
+      for (int w = 0; w < tpr / 32; ++w) sum += partial[threadIdx.x / 32 + w];
+    }
+  }
+  if (active && lane == 0) store_y(y, a.out ? ldg(a.out + i) : s + a.y_offset, alpha, sum, beta);
+}
+
+template <class Scalar, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    adaptive_rows_kernel(AdaptiveRows<Scalar> a, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
+                         Scalar* __restrict__ y) {
+  adaptive_rows_block<Scalar, BLOCK>(a, blockIdx.x, alpha, x, beta, y);
+}
+
+template <class Scalar>
+void adaptive_rows_spmv(cudaStream_t stream, const AdaptiveRows<Scalar>& a, int blocks, Scalar alpha,
+                        const Scalar* x, Scalar beta, Scalar* y) {
+  if (blocks == 0) return;
+  adaptive_rows_kernel<Scalar, 256><<<blocks, 256, 0, stream>>>(a, alpha, x, beta, y);
+  check_launch("kspmv::cuda::adaptive_rows_kernel");
+}
+
+}  // namespace cuda
+}  // namespace kspmv

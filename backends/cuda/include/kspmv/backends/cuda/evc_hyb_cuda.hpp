@@ -1,0 +1,73 @@
+// Hand-tuned CUDA EVC-HYB (evc-hyb Algorithm 1, Listings 1 and 2): one
+// launch of 256-thread blocks; blocks below ell_teams run the sub-ELL part
+// (each thread its rows of one block, column-major, four slots' loads in
+// flight, stopping at the row's padding), the rest run the adaptive vector
+// CSR part (adaptive_cuda.hpp: warp shuffles, read-only loads of x).
+#pragma once
+
+#include "kspmv/backends/cuda/adaptive_cuda.hpp"
+
+namespace kspmv {
+namespace cuda {
+
+template <class Scalar>
+__device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict__ blocks,
+                                              const int* __restrict__ col, const Scalar* __restrict__ val,
+                                              const int* __restrict__ new_to_old, Scalar alpha,
+                                              const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
+  const int team = blockIdx.x;
+  int lo = 0, hi = nblocks - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (ldg(blocks + 6 * mid + 4) <= team) lo = mid;
+    else hi = mid - 1;
+  }
+  const int row_begin = ldg(blocks + 6 * lo), rows = ldg(blocks + 6 * lo + 1), width = ldg(blocks + 6 * lo + 2);
+  const int offset = ldg(blocks + 6 * lo + 3), first = ldg(blocks + 6 * lo + 4), teams = ldg(blocks + 6 * lo + 5);
+  const int stride = teams * blockDim.x;
+  for (int r = (team - first) * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    const int* cp = col + offset + r;
+    const Scalar* vp = val + offset + r;
+    Scalar sum = 0;
+    for (int k = 0; k < width; k += 4) {
+      int c[4];
+      Scalar v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ldg(cp + static_cast<long>(k + u) * rows) : -1;
+      if (c[0] < 0) break;
+#pragma unroll
+      for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + static_cast<long>(k + u) * rows) : Scalar(0);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
+    }
+    const int sr = row_begin + r;
+    store_y(y, new_to_old ? ldg(new_to_old + sr) : sr, alpha, sum, beta);
+  }
+}
+
+template <class Scalar>
+__global__ void __launch_bounds__(256)
+    evc_hyb_kernel(int nblocks, const int* __restrict__ blocks, const int* __restrict__ col,
+                   const Scalar* __restrict__ val, int ell_teams, AdaptiveRows<Scalar> csr,
+                   const int* __restrict__ new_to_old, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
+                   Scalar* __restrict__ y) {
+  if (static_cast<int>(blockIdx.x) < ell_teams)
+    evc_ell_block(nblocks, blocks, col, val, new_to_old, alpha, x, beta, y);
+  else
+    adaptive_rows_block<Scalar, 256>(csr, blockIdx.x - ell_teams, alpha, x, beta, y);
+}
+
+template <class Scalar>
+void evc_hyb_spmv(cudaStream_t stream, int nblocks, const int* blocks, const int* col, const Scalar* val,
+                  int ell_teams, const AdaptiveRows<Scalar>& csr, int csr_teams, const int* new_to_old, Scalar alpha,
+                  const Scalar* x, Scalar beta, Scalar* y) {
+  const int grid = ell_teams + csr_teams;
+  if (grid == 0) return;
+  evc_hyb_kernel<Scalar><<<grid, 256, 0, stream>>>(nblocks, blocks, col, val, ell_teams, csr, new_to_old, alpha, x,
+                                                   beta, y);
+  check_launch("kspmv::cuda::evc_hyb_kernel");
+}
+
+}  // namespace cuda
+}  // namespace kspmv

@@ -1,0 +1,183 @@
+// csr-adaptive (evc-hyb §1, the adaptive-TPR CSR EVC-HYB builds on): the
+// CSR storage is kept as it is (caller's row order, no conversion of the
+// arrays); a list of rows sorted by length (ascending) is cut into ranges,
+// each range gets threads-per-row 1, 2, 4, ... by its longest row (<= 8
+// entries -> 1 lane, <= 16 -> 2, ...), up to the team size (256 lanes), and
+// its own teams. Rows of very different lengths no longer share a warp, so
+// short rows do not idle 31 lanes and long rows do not serialize a lane.
+//
+// Portable: one TeamPolicy launch per range (the vector length is fixed per
+// launch). CUDA: one launch for all ranges (backends/cuda/adaptive_cuda.hpp).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#include <algorithm>
+#include <numeric>
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/device_util.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+#include "kspmv/core/row_stats.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/adaptive_cuda.hpp"
+#endif
+
+namespace kspmv {
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct CsrAdaptiveDevice {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  static constexpr const char* format_name = "csr-adaptive";
+  static constexpr int block_threads = 256;  // lanes per team, the largest TPR
+
+  ordinal_t nrows = 0, ncols = 0;
+  std::int64_t nnz = 0;
+  Kokkos::View<int*, memory_space> row_ptr, col_idx;
+  Kokkos::View<Scalar*, memory_space> values;
+  Kokkos::View<int*, memory_space> sorted_rows;  // rows by length, ascending
+  Kokkos::View<int*, memory_space> ranges;       // 4 ints per range: begin, end, tpr, first team
+  std::vector<TprRange> host_ranges;
+  int blocks = 0;  // teams of the single CUDA launch
+  KernelPath kernel = KernelPath::Auto;
+  double conversion_seconds = 0;
+
+  std::size_t storage_bytes() const {
+    return (row_ptr.span() + col_idx.span() + sorted_rows.span() + ranges.span()) * sizeof(int) +
+           values.span() * sizeof(Scalar);
+  }
+};
+
+namespace detail {
+template <class MemSpace>
+Kokkos::View<int*, MemSpace> upload_ranges(const std::vector<TprRange>& r, const std::string& label) {
+  std::vector<int> flat;
+  for (const auto& x : r) flat.insert(flat.end(), {x.begin, x.end, x.tpr, x.first_block});
+  if (flat.empty()) flat.assign(4, 0);
+  return upload<int, MemSpace>(flat, label);
+}
+
+// Rows [begin, end) of `order` (sorted positions) with `tpr` lanes per row
+// on a portable TeamPolicy: rows of a range <= 32 lanes share a team, a
+// wider row gets a whole team of tpr lanes.
+template <class ExecSpace, class Scalar, class RowOf, class Body>
+void adaptive_range_portable(const ExecSpace& space, const char* label, int begin, int end, int tpr,
+                             const RowOf& row_of, const Body& body) {
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  const bool host = is_host_space<ExecSpace>();
+  const int n = end - begin;
+  if (n <= 0) return;
+  if (host || tpr <= 32) {
+    const int vl = host ? 1 : tpr;
+    const int rows_per_team = host ? 256 : 256 / tpr;
+    const int team = host ? 1 : rows_per_team;
+    Kokkos::parallel_for(
+        label, policy(space, (n + rows_per_team - 1) / rows_per_team, team, vl), KOKKOS_LAMBDA(const member& t) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rows_per_team), [&](const int r) {
+            const int i = begin + t.league_rank() * rows_per_team + r;
+            if (i >= end) return;
+            int kb, ke;
+            row_of(i, kb, ke);
+            Scalar sum = 0;
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(t, kb, ke), [&](const int k, Scalar& s) { body(k, s); }, sum);
+            Kokkos::single(Kokkos::PerThread(t), [&]() { row_of.store(i, sum); });
+          });
+        });
+  } else {
+    Kokkos::parallel_for(
+        label, policy(space, n, tpr / 32, 32), KOKKOS_LAMBDA(const member& t) {
+          const int i = begin + t.league_rank();
+          int kb, ke;
+          row_of(i, kb, ke);
+          Scalar sum = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamVectorRange(t, kb, ke), [&](const int k, Scalar& s) { body(k, s); }, sum);
+          Kokkos::single(Kokkos::PerTeam(t), [&]() { row_of.store(i, sum); });
+        });
+  }
+}
+}  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  using D = CsrAdaptiveDevice<Scalar, ExecSpace>;
+  using M = typename D::memory_space;
+  D d;
+  d.nrows = a.nrows;
+  d.ncols = a.ncols;
+  d.nnz = a.nnz();
+  d.kernel = opt.kernel;
+  if (a.nnz() > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("csr-adaptive: " + std::to_string(a.nnz()) +
+                                " entries exceed its 32-bit row offsets (max 2^31-1)");
+  const auto len = row_lengths(a);
+  std::vector<int> order(static_cast<std::size_t>(a.nrows));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int u, int v) { return len[u] < len[v]; });
+  std::vector<std::int64_t> sorted_len(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) sorted_len[i] = len[order[i]];
+  d.host_ranges = tpr_ranges(sorted_len, D::block_threads);
+  d.blocks = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
+  d.row_ptr = detail::upload<int, M>(a.row_ptr, "kspmv::csr_adaptive::row_ptr");
+  d.col_idx = detail::upload<int, M>(a.col_idx, "kspmv::csr_adaptive::col_idx");
+  d.values = detail::upload<Scalar, M>(a.values, "kspmv::csr_adaptive::values");
+  d.sorted_rows = detail::upload<int, M>(order, "kspmv::csr_adaptive::sorted_rows");
+  d.ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::csr_adaptive::ranges");
+  ExecSpace().fence();
+  d.conversion_seconds = timer.seconds();
+  return d;
+}
+
+namespace detail {
+// Sorted position -> the row's entries in the caller's CSR, and its y.
+template <class Scalar, class MemSpace, class YView>
+struct CsrAdaptiveRowOf {
+  Kokkos::View<int*, MemSpace> sorted_rows, row_ptr;
+  YView y;
+  Scalar alpha, beta;
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int& kb, int& ke) const {
+    const int r = sorted_rows(i);
+    kb = row_ptr(r);
+    ke = row_ptr(r + 1);
+  }
+  KOKKOS_INLINE_FUNCTION void store(int i, Scalar sum) const { combine_y(y, sorted_rows(i), alpha, sum, beta); }
+};
+}  // namespace detail
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, ExecSpace>& A, const XView& x,
+          Scalar beta, const YView& y) {
+  if (detail::spmv_prologue(space, "csr-adaptive", A.nrows, A.ncols, alpha, x, beta, y)) return;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto && detail::contiguous(x, y)) {
+      const cuda::AdaptiveRows<Scalar> rows{static_cast<int>(A.host_ranges.size()),
+                                            reinterpret_cast<const int4*>(A.ranges.data()),
+                                            A.sorted_rows.data(),
+                                            A.row_ptr.data(),
+                                            A.col_idx.data(),
+                                            A.values.data(),
+                                            nullptr,
+                                            0};
+      return cuda::adaptive_rows_spmv(space.cuda_stream(), rows, A.blocks, alpha, x.data(), beta, y.data());
+    }
+  }
+#endif
+  const detail::CsrAdaptiveRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{A.sorted_rows, A.row_ptr, y,
+                                                                                         alpha, beta};
+  const auto col = A.col_idx;
+  const auto val = A.values;
+  const auto body = KOKKOS_LAMBDA(const int k, Scalar& s) { s += val(k) * x(col(k)); };
+  for (const auto& r : A.host_ranges)
+    detail::adaptive_range_portable<ExecSpace, Scalar>(space, "kspmv::csr_adaptive", r.begin, r.end, r.tpr, row_of,
+                                                       body);
+}
+
+}  // namespace kspmv

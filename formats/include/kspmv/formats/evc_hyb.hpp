@@ -1,0 +1,327 @@
+// EVC-HYB (evc-hyb §2): rows sorted by length (ascending; equal lengths by
+// the column of their first entry, so neighbouring rows load neighbouring
+// x). The sorted rows are cut into 32-row slices; rows of at most `split`
+// (128) entries form the sub-ELL part: consecutive slices of equal width
+// are one sub-ELL block, column-major over the block's rows (a slice whose
+// rows are shorter than its longest pads them, at most 31 rows per length
+// step, as the paper's merge into the next length does). The remaining
+// rows, including the last < 32 short rows, form a vector-CSR part, each
+// row padded to a multiple of 32 entries.
+//
+// Threads adapt in both parts: in sub-ELL a thread takes 1 row of the
+// longest blocks (width in (LRmax/2, LRmax]), 2 rows of the next, 4 ...
+// (capped so that the part still fills the device); vector-CSR rows get
+// 32, 64, ... lanes by length (core/adaptive.hpp). One launch serves both:
+// teams below `ell_teams` run sub-ELL, the others vector CSR (the paper's
+// Algorithm 1). Padding holds column -1 and is skipped without loading x.
+//
+// y comes back in the caller's order (written through the permutation) or,
+// with OutputOrder::Internal, in the sorted order; x is never permuted.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#include <algorithm>
+#include <numeric>
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/device_util.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+#include "kspmv/core/roofline.hpp"
+#include "kspmv/formats/csr_adaptive.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/evc_hyb_cuda.hpp"
+#endif
+
+namespace kspmv {
+
+// One sub-ELL block: `rows` sorted rows from `row_begin`, `width` slots
+// each, column-major at `offset`; teams [first_team, first_team + teams),
+// each thread `rows_per_thread` rows apart by the part's stride.
+struct EvcEllBlock {
+  int row_begin, rows, width, offset, first_team, teams;
+};
+
+// The paper's Table 3 columns, plus the roofline of §3.2.
+struct EvcHybReport {
+  std::int64_t isplit = 0;        // rows in the sub-ELL part
+  std::int64_t ell_slots = 0;     // NNZ_ELL (with padding)
+  std::int64_t vcsr_slots = 0;    // NNZ_vCSR (with padding)
+  std::int64_t padding = 0;       // slots - nnz
+  int ell_blocks = 0, csr_ranges = 0;
+  CodeBalance roofline;           // alpha from the pattern (no profiler)
+};
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct EvcHybDevice {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  static constexpr const char* format_name = "evc-hyb";
+  static constexpr int team_lanes = 256;  // lanes per team (the paper's block size)
+
+  ordinal_t nrows = 0, ncols = 0;
+  std::int64_t nnz = 0;
+  int split = 128;
+  OutputOrder order = OutputOrder::Caller;
+  Kokkos::View<int*, memory_space> new_to_old;  // sorted row -> caller row
+  // sub-ELL part
+  std::vector<EvcEllBlock> host_blocks;
+  Kokkos::View<int*, memory_space> ell_blocks;  // 6 ints per block, as EvcEllBlock
+  Kokkos::View<int*, memory_space> ell_col;     // -1: padding
+  Kokkos::View<Scalar*, memory_space> ell_val;
+  int ell_teams = 0;
+  // vector-CSR part: sorted rows [isplit, nrows)
+  std::vector<TprRange> host_ranges;
+  Kokkos::View<int*, memory_space> csr_ranges;  // 4 ints per range, first_block from 0
+  Kokkos::View<int*, memory_space> csr_row_ptr, csr_col;
+  Kokkos::View<Scalar*, memory_space> csr_val;
+  int csr_teams = 0;
+  EvcHybReport report;
+  KernelPath kernel = KernelPath::Auto;
+  double conversion_seconds = 0;
+
+  std::size_t storage_bytes() const {
+    return (new_to_old.span() + ell_blocks.span() + ell_col.span() + csr_ranges.span() + csr_row_ptr.span() +
+            csr_col.span()) *
+               sizeof(int) +
+           (ell_val.span() + csr_val.span()) * sizeof(Scalar);
+  }
+};
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  using D = EvcHybDevice<Scalar, ExecSpace>;
+  using M = typename D::memory_space;
+  constexpr int L = D::team_lanes;
+  if (opt.evc_split < 0) throw InvalidArgumentError("evc-hyb: evc_split must be >= 0");
+  D d;
+  d.nrows = a.nrows;
+  d.ncols = a.ncols;
+  d.nnz = a.nnz();
+  d.split = opt.evc_split;
+  d.order = opt.output_order;
+  d.kernel = opt.kernel;
+  const auto len = row_lengths(a);
+  // Sorted order: length ascending, then first column, then row.
+  std::vector<int> perm(static_cast<std::size_t>(a.nrows));
+  std::iota(perm.begin(), perm.end(), 0);
+  auto first_col = [&](int r) { return len[r] ? a.col_idx[a.row_ptr[r]] : -1; };
+  std::sort(perm.begin(), perm.end(), [&](int u, int v) {
+    if (len[u] != len[v]) return len[u] < len[v];
+    const int fu = first_col(u), fv = first_col(v);
+    return fu != fv ? fu < fv : u < v;
+  });
+  std::vector<std::int64_t> slen(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) slen[i] = len[perm[i]];
+  const std::int64_t short_rows = std::upper_bound(slen.begin(), slen.end(), std::int64_t(d.split)) - slen.begin();
+  const int isplit = static_cast<int>(short_rows / 32 * 32);
+  // sub-ELL blocks: runs of 32-row slices of equal width (the slice's last row).
+  std::vector<EvcEllBlock> blocks;
+  std::int64_t slots = 0;
+  for (int s = 0; s < isplit; s += 32) {
+    const int w = static_cast<int>(slen[static_cast<std::size_t>(s) + 31]);
+    if (!blocks.empty() && blocks.back().width == w) {
+      blocks.back().rows += 32;
+    } else {
+      blocks.push_back({s, 32, w, 0, 0, 0});
+    }
+  }
+  int lr_max = 0;
+  for (auto& b : blocks) {
+    b.offset = static_cast<int>(slots);
+    slots += static_cast<std::int64_t>(b.rows) * b.width;
+    if (slots > std::numeric_limits<int>::max())
+      throw FormatCannotHoldError("evc-hyb: the sub-ELL part needs " + std::to_string(slots) +
+                                  "+ slots, more than its 32-bit offsets hold");
+    lr_max = std::max(lr_max, b.width);
+  }
+  // Rows per thread: 1 for widths in (LRmax/2, LRmax], 2 for (LRmax/4,
+  // LRmax/2], ...; capped so the part keeps about as many threads busy as
+  // the device runs at once (the paper's K20X ran 30K, an H100 270K).
+  const std::int64_t concurrency = std::max<std::int64_t>(1, ExecSpace().concurrency());
+  const int cap = static_cast<int>(std::max<std::int64_t>(1, isplit / concurrency));
+  int team = 0;
+  for (auto& b : blocks) {
+    int rpt = 1;
+    while (rpt < cap && static_cast<std::int64_t>(b.width) * rpt * 2 <= lr_max) rpt *= 2;
+    b.first_team = team;
+    b.teams = static_cast<int>((static_cast<std::int64_t>(b.rows) + static_cast<std::int64_t>(L) * rpt - 1) /
+                               (static_cast<std::int64_t>(L) * rpt));
+    team += b.teams;
+  }
+  d.ell_teams = team;
+  std::vector<int> ecol(static_cast<std::size_t>(slots), -1);
+  std::vector<Scalar> eval(static_cast<std::size_t>(slots), Scalar(0));
+  for (const auto& b : blocks)
+    for (int r = 0; r < b.rows; ++r) {
+      const int o = perm[static_cast<std::size_t>(b.row_begin + r)];
+      for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
+        const std::size_t pos = static_cast<std::size_t>(b.offset) +
+                                static_cast<std::size_t>(k - a.row_ptr[o]) * static_cast<std::size_t>(b.rows) +
+                                static_cast<std::size_t>(r);
+        ecol[pos] = a.col_idx[k];
+        eval[pos] = a.values[k];
+      }
+    }
+  // vector CSR: rows padded to a multiple of 32.
+  const int ncsr = a.nrows - isplit;
+  std::vector<std::int64_t> cptr(static_cast<std::size_t>(ncsr) + 1, 0), clen(static_cast<std::size_t>(ncsr));
+  for (int i = 0; i < ncsr; ++i) {
+    clen[i] = slen[static_cast<std::size_t>(isplit + i)];
+    cptr[i + 1] = cptr[i] + (clen[i] + 31) / 32 * 32;
+  }
+  if (cptr.back() > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("evc-hyb: the vector-CSR part needs " + std::to_string(cptr.back()) +
+                                " slots, more than its 32-bit offsets hold");
+  std::vector<int> ccol(static_cast<std::size_t>(cptr.back()), -1);
+  std::vector<Scalar> cval(static_cast<std::size_t>(cptr.back()), Scalar(0));
+  for (int i = 0; i < ncsr; ++i) {
+    const int o = perm[static_cast<std::size_t>(isplit + i)];
+    for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
+      ccol[static_cast<std::size_t>(cptr[i] + (k - a.row_ptr[o]))] = a.col_idx[k];
+      cval[static_cast<std::size_t>(cptr[i] + (k - a.row_ptr[o]))] = a.values[k];
+    }
+  }
+  d.host_ranges = tpr_ranges(clen, L, 32);
+  d.csr_teams = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
+  if (static_cast<std::int64_t>(d.ell_teams) + d.csr_teams > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("evc-hyb: too many teams for one launch");
+  d.host_blocks = blocks;
+  // Report: the paper's Table 3 and the roofline of §3.2.
+  d.report.isplit = isplit;
+  d.report.ell_slots = slots;
+  d.report.vcsr_slots = cptr.back();
+  d.report.padding = slots + cptr.back() - a.nnz();
+  d.report.ell_blocks = static_cast<int>(blocks.size());
+  d.report.csr_ranges = static_cast<int>(d.host_ranges.size());
+  d.report.roofline = code_balance(a.nnz(), slots + cptr.back(), a.nrows, static_cast<int>(sizeof(Scalar)),
+                                   x_reuse_alpha(a, perm, static_cast<int>(sizeof(Scalar))));
+  // Upload.
+  std::vector<int> flat;
+  for (const auto& b : blocks) flat.insert(flat.end(), {b.row_begin, b.rows, b.width, b.offset, b.first_team, b.teams});
+  if (flat.empty()) flat.assign(6, 0);
+  d.new_to_old = detail::upload<int, M>(perm, "kspmv::evc_hyb::new_to_old");
+  d.ell_blocks = detail::upload<int, M>(flat, "kspmv::evc_hyb::ell_blocks");
+  d.ell_col = detail::upload<int, M>(ecol, "kspmv::evc_hyb::ell_col");
+  d.ell_val = detail::upload<Scalar, M>(eval, "kspmv::evc_hyb::ell_val");
+  d.csr_ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::evc_hyb::csr_ranges");
+  d.csr_row_ptr = detail::upload<int, M>(cptr, "kspmv::evc_hyb::csr_row_ptr");
+  d.csr_col = detail::upload<int, M>(ccol, "kspmv::evc_hyb::csr_col");
+  d.csr_val = detail::upload<Scalar, M>(cval, "kspmv::evc_hyb::csr_val");
+  ExecSpace().fence();
+  d.conversion_seconds = timer.seconds();
+  return d;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecSpace>& A, const XView& x,
+          Scalar beta, const YView& y) {
+  if (detail::spmv_prologue(space, "evc-hyb", A.nrows, A.ncols, alpha, x, beta, y)) return;
+  const bool caller = A.order == OutputOrder::Caller;
+  const int isplit = static_cast<int>(A.report.isplit);
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto && detail::contiguous(x, y)) {
+      const cuda::AdaptiveRows<Scalar> csr{static_cast<int>(A.host_ranges.size()),
+                                           reinterpret_cast<const int4*>(A.csr_ranges.data()),
+                                           nullptr,
+                                           A.csr_row_ptr.data(),
+                                           A.csr_col.data(),
+                                           A.csr_val.data(),
+                                           caller ? A.new_to_old.data() + isplit : nullptr,
+                                           isplit};
+      return cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
+                                A.ell_col.data(), A.ell_val.data(), A.ell_teams, csr, A.csr_teams,
+                                caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data());
+    }
+  }
+#endif
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  constexpr int L = EvcHybDevice<Scalar, ExecSpace>::team_lanes;
+  const bool host = detail::is_host_space<ExecSpace>();
+  const int team_size = host ? 1 : L / 32, vl = host ? 1 : 32;
+  const int nblocks = static_cast<int>(A.host_blocks.size()), nranges = static_cast<int>(A.host_ranges.size());
+  const int ell_teams = A.ell_teams;
+  const auto blocks = A.ell_blocks;
+  const auto ecol = A.ell_col;
+  const auto eval = A.ell_val;
+  const auto ranges = A.csr_ranges;
+  const auto cptr = A.csr_row_ptr;
+  const auto ccol = A.csr_col;
+  const auto cval = A.csr_val;
+  const auto perm = A.new_to_old;
+  auto y_index = [=] KOKKOS_FUNCTION(int sorted_row) { return caller ? perm(sorted_row) : sorted_row; };
+  Kokkos::parallel_for(
+      "kspmv::evc_hyb", policy(space, ell_teams + A.csr_teams, team_size, vl), KOKKOS_LAMBDA(const member& t) {
+        const int team = t.league_rank();
+        if (team < ell_teams) {
+          // sub-ELL: the block holding this team (binary search on first_team).
+          int lo = 0, hi = nblocks - 1;
+          while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            if (blocks(6 * mid + 4) <= team) lo = mid;
+            else hi = mid - 1;
+          }
+          const int row_begin = blocks(6 * lo), rows = blocks(6 * lo + 1), width = blocks(6 * lo + 2);
+          const int offset = blocks(6 * lo + 3), first = blocks(6 * lo + 4), teams = blocks(6 * lo + 5);
+          const int stride = teams * L;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, team_size), [&](const int tr) {
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, vl), [&](const int v) {
+              // On host (1 x 1 teams) the team's L lanes run one after another.
+              for (int g = tr * vl + v; g < L; g += team_size * vl) {
+                for (int r = (team - first) * L + g; r < rows; r += stride) {
+                  Scalar sum = 0;
+                  for (int k = 0; k < width; ++k) {
+                    const int c = ecol(offset + k * rows + r);
+                    if (c < 0) break;
+                    sum += eval(offset + k * rows + r) * x(c);
+                  }
+                  detail::combine_y(y, y_index(row_begin + r), alpha, sum, beta);
+                }
+              }
+            });
+          });
+        } else {
+          // vector CSR: the range holding this team, tpr lanes per row.
+          const int block = team - ell_teams;
+          int b = 0;
+          while (b + 1 < nranges && block >= ranges(4 * (b + 1) + 3)) ++b;
+          const int begin = ranges(4 * b), end = ranges(4 * b + 1), tpr = ranges(4 * b + 2);
+          const int first_row = begin + (block - ranges(4 * b + 3)) * (L / tpr);
+          const int last_row = first_row + L / tpr < end ? first_row + L / tpr : end;
+          if (tpr <= 32) {
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, first_row, last_row), [&](const int i) {
+              Scalar sum = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(t, cptr(i), cptr(i + 1)),
+                  [&](const int k, Scalar& s) {
+                    const int c = ccol(k);
+                    if (c >= 0) s += cval(k) * x(c);
+                  },
+                  sum);
+              Kokkos::single(Kokkos::PerThread(t), [&]() { detail::combine_y(y, y_index(isplit + i), alpha, sum, beta); });
+            });
+          } else {
+            for (int i = first_row; i < last_row; ++i) {
+              Scalar sum = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::TeamVectorRange(t, cptr(i), cptr(i + 1)),
+                  [&](const int k, Scalar& s) {
+                    const int c = ccol(k);
+                    if (c >= 0) s += cval(k) * x(c);
+                  },
+                  sum);
+              Kokkos::single(Kokkos::PerTeam(t), [&]() { detail::combine_y(y, y_index(isplit + i), alpha, sum, beta); });
+              t.team_barrier();
+            }
+          }
+        }
+      });
+}
+
+}  // namespace kspmv

@@ -1,0 +1,170 @@
+// csr-adaptive and EVC-HYB: the adaptive-TPR rule, the paper's Table 3
+// columns computed independently from row lengths, both output orders, and
+// the row-length shapes the issue names (a few extremely long rows, all
+// rows short, all rows long, lengths on and off multiples of 32).
+#include <map>
+
+#include "test_support.hpp"
+
+using namespace kspmv;
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+
+// A matrix with the given row lengths (columns spread over ncols) and
+// values that make every row's sum distinct.
+HostCsr<double> with_lengths(const std::vector<std::int64_t>& len, ordinal_t ncols, std::uint64_t seed = 1) {
+  HostCoo<double> c(static_cast<ordinal_t>(len.size()), ncols);
+  Rng rng(seed);
+  for (std::size_t i = 0; i < len.size(); ++i) {
+    const std::int64_t start = static_cast<std::int64_t>(rng.uniform() * ncols);
+    for (std::int64_t k = 0; k < len[i]; ++k)
+      c.add(static_cast<ordinal_t>(i), static_cast<ordinal_t>((start + k * 7) % ncols), 0.25 + rng.uniform());
+  }
+  return to_csr(c);
+}
+
+std::map<std::string, std::string> props(const Matrix<double>& m) {
+  const auto p = m.properties();
+  return {p.begin(), p.end()};
+}
+
+void check_both_kernels(const HostCsr<double>& a, Format f, const std::string& what) {
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    const auto m = Matrix<double>::convert(a, f, kspmv_test::test_options(k));
+    for (auto [al, be] : std::vector<std::pair<double, double>>{{1, 0}, {-1.5, 0.5}, {2, 1}})
+      EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, al, be)) << what;
+  }
+}
+
+}  // namespace
+
+TEST(AdaptiveTpr, LanesPerRowByLength) {
+  // <= 8 entries -> 1 lane, <= 16 -> 2, ..., capped at the block.
+  EXPECT_EQ(tpr_for_length(0, 256), 1);
+  EXPECT_EQ(tpr_for_length(8, 256), 1);
+  EXPECT_EQ(tpr_for_length(9, 256), 2);
+  EXPECT_EQ(tpr_for_length(16, 256), 2);
+  EXPECT_EQ(tpr_for_length(17, 256), 4);
+  EXPECT_EQ(tpr_for_length(256, 256), 32);
+  EXPECT_EQ(tpr_for_length(257, 256), 64);
+  EXPECT_EQ(tpr_for_length(2048, 256), 256);
+  EXPECT_EQ(tpr_for_length(1000000, 256), 256);
+  // Ranges over sorted lengths: contiguous, block counts by rows per block.
+  const std::vector<std::int64_t> len = {1, 2, 8, 9, 9, 100, 300, 300, 300, 5000};
+  const auto r = tpr_ranges(len, 256);
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_EQ(r[0].tpr, 1);
+  EXPECT_EQ(r[0].end, 3);
+  EXPECT_EQ(r[1].tpr, 2);
+  EXPECT_EQ(r[2].tpr, 16);  // 100 entries
+  EXPECT_EQ(r[3].tpr, 64);  // 300 entries: 4 rows per block -> 1 block
+  EXPECT_EQ(r[3].blocks, 1);
+  EXPECT_EQ(r[4].tpr, 256);
+  EXPECT_EQ(r[4].first_block, 4);
+  // min_tpr (vector CSR): at least a warp per row.
+  for (const auto& x : tpr_ranges(len, 256, 32)) EXPECT_GE(x.tpr, 32);
+}
+
+TEST(EvcHyb, TableThreeColumnsFromRowLengths) {
+  // 100 rows of 3, 50 of 5, 40 of 200, 2 of 5000 entries.
+  std::vector<std::int64_t> len;
+  len.insert(len.end(), 100, 3);
+  len.insert(len.end(), 50, 5);
+  len.insert(len.end(), 40, 200);
+  len.insert(len.end(), 2, 5000);
+  // Shuffled rows: the format sorts them.
+  std::vector<std::int64_t> shuffled(len.size());
+  for (std::size_t i = 0; i < len.size(); ++i) shuffled[(i * 37) % len.size()] = len[i];
+  const auto a = with_lengths(shuffled, 6000);
+  ASSERT_EQ(a.nnz(), 300 + 250 + 8000 + 10000);
+  auto p = props(Matrix<double>::convert(a, Format::EvcHyb));
+  // 150 short rows -> Isplit 128 (whole slices); slices of widths 3,3,3,5.
+  EXPECT_EQ(p["isplit"], "128");
+  EXPECT_EQ(p["nnz_ell"], std::to_string(96 * 3 + 32 * 5));
+  EXPECT_EQ(p["ell_blocks"], "2");
+  // vCSR: 22 leftover rows of 5 -> 32 slots each, 40 x 224, 2 x 5024.
+  EXPECT_EQ(p["nnz_vcsr"], std::to_string(22 * 32 + 40 * 224 + 2 * 5024));
+  EXPECT_EQ(p["csr_ranges"], "2");  // 32 lanes for <= 256 entries, 256 for 5000
+  const double pad = 96 * 3 + 32 * 5 + 22 * 32 + 40 * 224 + 2 * 5024 - 18550;
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f%%", 100.0 * pad / 18550);
+  EXPECT_EQ(p["pct_padding"], b);
+  check_both_kernels(a, Format::EvcHyb, "table 3 matrix");
+  check_both_kernels(a, Format::CsrAdaptive, "table 3 matrix");
+}
+
+TEST(EvcHyb, RowLengthShapes) {
+  Rng rng(5);
+  // ibm-dc1-like: short rows and two rows holding ~21% of the entries.
+  std::vector<std::int64_t> dc(20000);
+  for (auto& l : dc) l = 1 + static_cast<std::int64_t>(rng.uniform() * 9);
+  dc[77] = 21000;
+  dc[15000] = 9000;
+  // All rows <= 128: a multiple of 32 rows (no vCSR part) and not.
+  std::vector<std::int64_t> short32(3200), short_odd(3211), long_only(500), mult32(640);
+  for (auto& l : short32) l = static_cast<std::int64_t>(rng.uniform() * 129);
+  for (auto& l : short_odd) l = static_cast<std::int64_t>(rng.uniform() * 129);
+  // All rows > 128; lengths on multiples of 32 and off them.
+  for (auto& l : long_only) l = 129 + static_cast<std::int64_t>(rng.uniform() * 900);
+  for (std::size_t i = 0; i < mult32.size(); ++i) mult32[i] = 32 * (1 + static_cast<std::int64_t>(i % 9));
+  struct Shape {
+    const char* name;
+    std::vector<std::int64_t> len;
+    std::int64_t isplit;
+  };
+  const std::vector<Shape> shapes = {{"ibm-dc1-like", dc, 19968},
+                                     {"all <= 128, 3200 rows", short32, 3200},
+                                     {"all <= 128, 3211 rows", short_odd, 3200},
+                                     {"all > 128", long_only, 0},
+                                     {"multiples of 32", mult32, 256}};
+  for (const auto& s : shapes) {
+    const auto a = with_lengths(s.len, 30000);
+    auto p = props(Matrix<double>::convert(a, Format::EvcHyb));
+    EXPECT_EQ(p["isplit"], std::to_string(s.isplit)) << s.name;
+    EXPECT_EQ(std::stoll(p["isplit"]) % 32, 0) << s.name;
+    check_both_kernels(a, Format::EvcHyb, s.name);
+    check_both_kernels(a, Format::CsrAdaptive, s.name);
+  }
+}
+
+TEST(EvcHyb, InternalOrderIsSortedByLengthThenFirstColumn) {
+  const auto a = generate<double>("powerlaw:5000:6:seed=4");
+  ConvertOptions o;
+  o.output_order = OutputOrder::Internal;
+  const auto f = to_evc_hyb<double, Space>(a, o);
+  auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+  std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
+  validate_permutation(perm, a.nrows);
+  for (ordinal_t r = 1; r < a.nrows; ++r) {
+    const auto lp = a.row_length(perm[r - 1]), lr = a.row_length(perm[r]);
+    ASSERT_LE(lp, lr);
+    if (lp == lr && lp > 0) ASSERT_LE(a.col_idx[a.row_ptr[perm[r - 1]]], a.col_idx[a.row_ptr[perm[r]]]);
+  }
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 3);
+  std::vector<double> yref(static_cast<std::size_t>(a.nrows));
+  reference_spmv(1.0, a, x, 0.0, yref);
+  auto dx = detail::upload<double, Space::memory_space>(x, "x");
+  Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+  spmv(Space(), 1.0, f, dx, 0.0, dy);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(hy(i), yref[perm[i]], 1e-12 * (1 + std::fabs(yref[perm[i]])));
+}
+
+TEST(Roofline, CodeBalanceAndAlphaFromPattern) {
+  // The paper's double-precision form: TBytes = (12/beta + 8 alpha) NNZ + 16 N.
+  const auto c = code_balance(1000, 1250, 100, 8, 0.5);
+  EXPECT_DOUBLE_EQ(c.beta, 0.8);
+  EXPECT_DOUBLE_EQ(c.bytes, (12 / 0.8 + 8 * 0.5) * 1000 + 16 * 100);
+  EXPECT_DOUBLE_EQ(c.flops, 2 * 1000 + 3 * 100);
+  // A dense 32 x 32 block: one warp touches 32 doubles = 8 sectors for
+  // 1024 entries -> alpha = 8 * 32 / (8 * 1024).
+  const auto d = generate<double>("dense:32:32");
+  EXPECT_DOUBLE_EQ(x_reuse_alpha(d, {}, 8), 8.0 * 32 / (8 * 1024));
+  // A diagonal: each row its own x, 32 rows touch 32 consecutive doubles
+  // (8 sectors): every x loaded once, alpha = 1.
+  HostCoo<double> diag(64, 64);
+  for (int i = 0; i < 64; ++i) diag.add(i, i, 1.0);
+  EXPECT_DOUBLE_EQ(x_reuse_alpha(to_csr(diag), {}, 8), 1.0);
+}
