@@ -33,6 +33,63 @@ RowPartition from_labels(const std::vector<int>& label, int nlabels, ordinal_t m
   return p;
 }
 
+// The graph of A + A^T: no self loops, each edge once per endpoint.
+template <class Scalar, class Idx>
+void symmetric_graph(const HostCsr<Scalar>& a, std::vector<Idx>& xadj, std::vector<Idx>& adj) {
+  const ordinal_t n = a.nrows;
+  const auto t = transpose(a);
+  xadj.assign(static_cast<std::size_t>(n) + 1, 0);
+  adj.clear();
+  adj.reserve(static_cast<std::size_t>(a.nnz()) * 2);
+  for (ordinal_t i = 0; i < n; ++i) {
+    offset_t ka = a.row_ptr[i], kt = t.row_ptr[i];
+    const offset_t ea = a.row_ptr[i + 1], et = t.row_ptr[i + 1];
+    while (ka < ea || kt < et) {  // merge two sorted column lists
+      ordinal_t j;
+      if (kt >= et || (ka < ea && a.col_idx[ka] < t.col_idx[kt])) j = a.col_idx[ka++];
+      else if (ka >= ea || t.col_idx[kt] < a.col_idx[ka]) j = t.col_idx[kt++];
+      else { j = a.col_idx[ka++]; ++kt; }
+      if (j != i) adj.push_back(static_cast<Idx>(j));
+    }
+    xadj[i + 1] = static_cast<Idx>(adj.size());
+  }
+}
+
+// Reverse Cuthill-McKee on the graph of A + A^T: each connected component
+// from a minimum-degree vertex, neighbours by increasing degree.
+template <class Scalar>
+std::vector<ordinal_t> rcm(const HostCsr<Scalar>& a) {
+  std::vector<std::int64_t> xadj, adj;
+  symmetric_graph(a, xadj, adj);
+  const ordinal_t n = a.nrows;
+  auto deg = [&](ordinal_t v) { return xadj[v + 1] - xadj[v]; };
+  std::vector<ordinal_t> by_degree(static_cast<std::size_t>(n));
+  for (ordinal_t i = 0; i < n; ++i) by_degree[i] = i;
+  std::stable_sort(by_degree.begin(), by_degree.end(), [&](ordinal_t u, ordinal_t v) { return deg(u) < deg(v); });
+  std::vector<char> seen(static_cast<std::size_t>(n), 0);
+  std::vector<ordinal_t> order, nb;
+  order.reserve(static_cast<std::size_t>(n));
+  for (ordinal_t s : by_degree) {
+    if (seen[s]) continue;
+    seen[s] = 1;
+    std::size_t head = order.size();
+    order.push_back(s);
+    while (head < order.size()) {
+      const ordinal_t v = order[head++];
+      nb.clear();
+      for (auto k = xadj[v]; k < xadj[v + 1]; ++k)
+        if (!seen[adj[k]]) {
+          seen[adj[k]] = 1;
+          nb.push_back(static_cast<ordinal_t>(adj[k]));
+        }
+      std::stable_sort(nb.begin(), nb.end(), [&](ordinal_t u, ordinal_t w) { return deg(u) < deg(w); });
+      order.insert(order.end(), nb.begin(), nb.end());
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
 }  // namespace
 
 template <class Scalar>
@@ -50,25 +107,11 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
   const int nparts = static_cast<int>((static_cast<std::int64_t>(n) * 10 / 9 + max_rows - 1) / max_rows);
   std::vector<int> label(static_cast<std::size_t>(n), 0);
   RowPartition p;
-  if (how != Partitioner::Contiguous && have_metis() && nparts > 1) {
+  if ((how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1) {
 #if KSPMV_HAVE_METIS
     if (progress) progress("partitioning (METIS)", 0.0);
-    // The graph of A + A^T: no self loops, each edge once per endpoint.
-    const auto t = transpose(a);
-    std::vector<idx_t> xadj(static_cast<std::size_t>(n) + 1, 0), adj;
-    adj.reserve(static_cast<std::size_t>(a.nnz()) * 2);
-    for (ordinal_t i = 0; i < n; ++i) {
-      offset_t ka = a.row_ptr[i], kt = t.row_ptr[i];
-      const offset_t ea = a.row_ptr[i + 1], et = t.row_ptr[i + 1];
-      while (ka < ea || kt < et) {  // merge two sorted column lists
-        ordinal_t j;
-        if (kt >= et || (ka < ea && a.col_idx[ka] < t.col_idx[kt])) j = a.col_idx[ka++];
-        else if (ka >= ea || t.col_idx[kt] < a.col_idx[ka]) j = t.col_idx[kt++];
-        else { j = a.col_idx[ka++]; ++kt; }
-        if (j != i) adj.push_back(j);
-      }
-      xadj[i + 1] = static_cast<idx_t>(adj.size());
-    }
+    std::vector<idx_t> xadj, adj;
+    symmetric_graph(a, xadj, adj);
     idx_t nv = n, ncon = 1, np = nparts, objval = 0;
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);
@@ -82,6 +125,11 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
     p.method = "metis";
     if (progress) progress("partitioning (METIS)", 1.0);
 #endif
+  } else if (how == Partitioner::Rcm) {
+    const auto order = rcm(a);
+    p = from_labels(label, 1, max_rows);
+    p.new_to_old = order;
+    p.method = "rcm-contiguous";
   } else {
     // Contiguous blocks: the caller's order is kept.
     p = from_labels(label, 1, max_rows);
@@ -91,6 +139,55 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
   return p;
 }
 
+template <class Scalar>
+RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how, const ProgressFn& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (a.nrows != a.ncols) throw InvalidArgumentError("partition_rows_into: the matrix must be square");
+  if (nparts < 1) throw InvalidArgumentError("partition_rows_into: nparts must be >= 1");
+  if (how == Partitioner::Metis && !have_metis())
+    throw UnsupportedError("METIS partitioning was asked for, but kspmv was built without METIS "
+                           "(install libmetis-dev and reconfigure, or use Partitioner::Rcm / Contiguous)");
+  const ordinal_t n = a.nrows;
+  RowPartition p;
+  const bool metis = (how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1 && n > nparts;
+  if (metis) {
+#if KSPMV_HAVE_METIS
+    if (progress) progress("partitioning (METIS)", 0.0);
+    std::vector<idx_t> xadj, adj;
+    symmetric_graph(a, xadj, adj);
+    idx_t nv = n, ncon = 1, np = nparts, objval = 0;
+    idx_t options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_SEED] = 1;  // reproducible partitions
+    std::vector<idx_t> part(static_cast<std::size_t>(n));
+    const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adj.empty() ? nullptr : adj.data(), nullptr, nullptr,
+                                       nullptr, &np, nullptr, nullptr, options, &objval, part.data());
+    if (rc != METIS_OK) throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(rc));
+    std::vector<int> label(part.begin(), part.end());
+    p = from_labels(label, nparts, n);
+    p.method = "metis";
+    if (progress) progress("partitioning (METIS)", 1.0);
+#endif
+  } else {
+    // Equal contiguous blocks, after RCM unless plain contiguous was asked.
+    const bool use_rcm = how != Partitioner::Contiguous;
+    if (use_rcm && progress) progress("ordering (RCM)", 0.0);
+    if (use_rcm) {
+      p.new_to_old = rcm(a);
+    } else {
+      p.new_to_old.resize(static_cast<std::size_t>(n));
+      for (ordinal_t i = 0; i < n; ++i) p.new_to_old[i] = i;
+    }
+    for (int q = 0; q <= nparts; ++q)
+      p.part_start.push_back(static_cast<ordinal_t>(static_cast<std::int64_t>(n) * q / nparts));
+    p.method = use_rcm ? "rcm-contiguous" : "contiguous";
+  }
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+template RowPartition partition_rows_into(const HostCsr<float>&, int, Partitioner, const ProgressFn&);
+template RowPartition partition_rows_into(const HostCsr<double>&, int, Partitioner, const ProgressFn&);
 template RowPartition partition_rows(const HostCsr<float>&, ordinal_t, Partitioner, const ProgressFn&);
 template RowPartition partition_rows(const HostCsr<double>&, ordinal_t, Partitioner, const ProgressFn&);
 

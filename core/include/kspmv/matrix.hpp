@@ -24,6 +24,7 @@
 #include "kspmv/formats/csr_vector.hpp"
 #include "kspmv/formats/csr_adaptive.hpp"
 #include "kspmv/formats/evc_hyb.hpp"
+#include "kspmv/formats/ehyb.hpp"
 #include "kspmv/formats/dia.hpp"
 #include "kspmv/formats/ell.hpp"
 #include "kspmv/formats/ellr.hpp"
@@ -153,6 +154,26 @@ Properties format_properties(const EvcHybDevice<Scalar, ExecSpace>& f) {
 }
 
 template <class Scalar, class ExecSpace>
+Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
+  const auto& r = f.report;
+  char b[64];
+  std::snprintf(b, sizeof b, "%.2f (CSR: %.2f)", r.bytes_per_nonzero, r.csr_bytes_per_nonzero);
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"partitioner", r.partitioner},
+          {"parts", std::to_string(r.parts)},
+          {"k_times_p", std::to_string(r.k) + " x " + std::to_string(r.processors)},
+          {"window_rows", std::to_string(r.window_rows)},
+          {"shared_bytes", std::to_string(r.shared_bytes)},
+          {"pct_cached", percent(double(r.ell_nnz), double(f.nnz))},
+          {"er_rows", std::to_string(r.er_rows)},
+          {"padding", percent(double(r.ell_slots + r.er_slots - f.nnz), double(f.nnz))},
+          {"bytes_per_nonzero", b},
+          {"partition_seconds", std::to_string(r.partition_seconds)},
+          {"reorder_seconds", std::to_string(r.reorder_seconds)},
+          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+}
+
+template <class Scalar, class ExecSpace>
 struct AnyFormat {
   using memory_space = typename ExecSpace::memory_space;
   using vector_type = Kokkos::View<Scalar*, Kokkos::LayoutLeft, memory_space>;
@@ -217,6 +238,7 @@ class Matrix {
       case Format::Jad: m.impl_ = hold(to_jad<Scalar, ExecSpace>(a, opt)); break;
       case Format::CsrAdaptive: m.impl_ = hold(to_csr_adaptive<Scalar, ExecSpace>(a, opt)); break;
       case Format::EvcHyb: m.impl_ = hold(to_evc_hyb<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Ehyb: m.impl_ = hold(to_ehyb<Scalar, ExecSpace>(a, opt)); break;
     }
     return m;
   }

@@ -22,6 +22,7 @@ enum class Format {
   Jad,        // jagged diagonals of length-sorted rows
   CsrAdaptive,  // CSR, threads per row adapted to ranges of sorted rows
   EvcHyb,     // sub-ELL per row length + vector CSR for long rows
+  Ehyb,       // graph-partitioned sliced ELL, x window in shared memory
 };
 
 struct FormatDescription {

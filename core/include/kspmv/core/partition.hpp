@@ -28,4 +28,13 @@ template <class Scalar>
 RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how,
                             const ProgressFn& progress = {});
 
+// Splits the rows of a square matrix into exactly `nparts` parts (some may
+// be empty): METIS k-way (Partitioner::Metis, or Auto when built with
+// METIS; parts within METIS' ~3% imbalance), else reverse Cuthill-McKee
+// followed by equal contiguous blocks (Rcm, or Auto without METIS), or
+// equal blocks of the caller's order (Contiguous). `method` says which.
+template <class Scalar>
+RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how,
+                                 const ProgressFn& progress = {});
+
 }  // namespace kspmv

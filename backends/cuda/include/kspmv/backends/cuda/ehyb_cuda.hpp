@@ -1,0 +1,111 @@
+// Hand-tuned CUDA EHYB (ehyb Algorithm 3): a block per part loads the
+// part's x window into shared memory (gathered through the permutation when
+// x is in the caller's order), then its warps take the part's 32-row slices
+// through a counter in shared memory (set up anew by every block of every
+// call), one row per lane, x read from shared memory through 16-bit
+// offsets. The extra rows follow as a second launch, a warp per ER slice,
+// adding into y; no atomics touch y, so results are the same bits on every
+// run.
+#pragma once
+
+#include "kspmv/backends/cuda/common.hpp"
+
+namespace kspmv {
+namespace cuda {
+
+constexpr int ehyb_block = 512;
+
+template <class Scalar>
+__global__ void __launch_bounds__(ehyb_block)
+    ehyb_ell_kernel(const int* __restrict__ part_start, const int* __restrict__ part_slice,
+                    const int* __restrict__ width, const int* __restrict__ offset,
+                    const unsigned short* __restrict__ col, const Scalar* __restrict__ val,
+                    const int* __restrict__ new_to_old, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
+                    Scalar* __restrict__ y) {
+  extern __shared__ __align__(16) unsigned char ehyb_shared[];
+  Scalar* xw = reinterpret_cast<Scalar*>(ehyb_shared);
+  __shared__ int next_slice;
+  const int q = blockIdx.x;
+  const int ps = ldg(part_start + q), pe = ldg(part_start + q + 1);
+  for (int i = threadIdx.x; i < pe - ps; i += ehyb_block) xw[i] = ldg(x + (new_to_old ? ldg(new_to_old + ps + i) : ps + i));
+  const int s0 = ldg(part_slice + q), s1 = ldg(part_slice + q + 1);
+  constexpr int warps = ehyb_block / 32;
+  if (threadIdx.x == 0) next_slice = s0 + warps;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  int s = s0 + static_cast<int>(threadIdx.x) / 32;
+  while (s < s1) {
+    const int r = ps + (s - s0) * 32 + lane;
+    if (r < pe) {
+      const int w = ldg(width + s);
+      const unsigned short* cp = col + ldg(offset + s) + lane;
+      const Scalar* vp = val + ldg(offset + s) + lane;
+      Scalar sum = 0;
+      for (int k = 0; k < w; k += 4) {
+        unsigned short c[4];
+        Scalar v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) c[u] = k + u < w ? ldg(cp + (k + u) * 32) : 0xFFFF;
+        if (c[0] == 0xFFFF) break;
+#pragma unroll
+        for (int u = 0; u < 4; ++u) v[u] = c[u] != 0xFFFF ? ldg(vp + (k + u) * 32) : Scalar(0);
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          if (c[u] != 0xFFFF) sum += v[u] * xw[c[u]];
+      }
+      store_y(y, new_to_old ? ldg(new_to_old + r) : r, alpha, sum, beta);
+    }
+    int n = 0;
+    if (lane == 0) n = atomicAdd(&next_slice, 1);
+    s = __shfl_sync(0xffffffffu, n, 0);
+  }
+}
+
+template <class Scalar>
+__global__ void __launch_bounds__(256)
+    ehyb_er_kernel(int nslices, int nrows, const int* __restrict__ width, const int* __restrict__ offset,
+                   const int* __restrict__ col, const Scalar* __restrict__ val, const int* __restrict__ er_y,
+                   Scalar alpha, const Scalar* __restrict__ x, Scalar* __restrict__ y) {
+  const int s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int e = (blockIdx.x * blockDim.x + threadIdx.x);
+  if (s >= nslices || e >= nrows) return;
+  const int lane = threadIdx.x & 31;
+  const int w = ldg(width + s);
+  const int* cp = col + ldg(offset + s) + lane;
+  const Scalar* vp = val + ldg(offset + s) + lane;
+  Scalar sum = 0;
+  for (int k = 0; k < w; ++k) {
+    const int c = ldg(cp + k * 32);
+    if (c < 0) break;
+    sum += ldg(vp + k * 32) * ldg(x + c);
+  }
+  y[ldg(er_y + e)] += alpha * sum;
+}
+
+template <class Scalar>
+void ehyb_spmv(cudaStream_t stream, int parts, int window_rows, const int* part_start, const int* part_slice,
+               const int* width, const int* offset, const unsigned short* col, const Scalar* val, int er_slices,
+               int er_rows, const int* er_width, const int* er_offset, const int* er_col, const Scalar* er_val,
+               const int* er_y, const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
+  const int shared = window_rows * static_cast<int>(sizeof(Scalar));
+  // Above 48 KB a kernel must opt in to its dynamic shared memory.
+  static int opted = 48 * 1024;
+  if (shared > opted) {
+    check(cudaFuncSetAttribute(ehyb_ell_kernel<Scalar>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared),
+          "kspmv::cuda::ehyb_ell_kernel shared memory");
+    opted = shared;
+  }
+  if (parts > 0) {
+    ehyb_ell_kernel<Scalar><<<parts, ehyb_block, shared, stream>>>(part_start, part_slice, width, offset, col, val,
+                                                                   new_to_old, alpha, x, beta, y);
+    check_launch("kspmv::cuda::ehyb_ell_kernel");
+  }
+  if (er_slices > 0) {
+    ehyb_er_kernel<Scalar><<<blocks_for(static_cast<long>(er_slices) * 32, 256), 256, 0, stream>>>(
+        er_slices, er_rows, er_width, er_offset, er_col, er_val, er_y, alpha, x, y);
+    check_launch("kspmv::cuda::ehyb_er_kernel");
+  }
+}
+
+}  // namespace cuda
+}  // namespace kspmv

@@ -1,0 +1,65 @@
+// The figures of the device a format is built for, read at run time (never
+// hard-coded for one GPU): processors (SMs on CUDA, the concurrency of a
+// host space), the scratch (shared) memory one team may use, warp size,
+// clocks and bus width for the performance model.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <string>
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/device_util.hpp"
+#if KSPMV_ENABLE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace kspmv {
+
+struct DeviceFigures {
+  std::string name = "host";
+  int processors = 1;                  // SMs, or host threads
+  std::int64_t team_scratch_max = 0;   // bytes one team may use (portable kernels)
+  std::int64_t shared_optin = 0;       // bytes one CUDA block may opt in to (tuned kernels)
+  int warp = 1;
+  int max_threads_per_processor = 1;
+  double clock_ghz = 0;                // core clock
+  double memory_clock_ghz = 0;
+  int bus_width_bits = 0;
+  std::int64_t l2_bytes = 0;
+  std::int64_t memory_bytes = 0;
+};
+
+template <class ExecSpace>
+DeviceFigures device_figures() {
+  DeviceFigures f;
+  f.team_scratch_max = Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0);
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
+      f.name = p.name;
+      f.processors = p.multiProcessorCount;
+      f.shared_optin = static_cast<std::int64_t>(p.sharedMemPerBlockOptin);
+      f.warp = p.warpSize;
+      f.max_threads_per_processor = p.maxThreadsPerMultiProcessor;
+      f.bus_width_bits = p.memoryBusWidth;
+      f.l2_bytes = p.l2CacheSize;
+      f.memory_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+      int khz = 0;
+      if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess) f.clock_ghz = khz * 1e-6;
+      if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess) f.memory_clock_ghz = khz * 1e-6;
+    }
+    cudaGetLastError();  // a missing attribute is not an error for the caller
+    return f;
+  }
+#endif
+  f.processors = static_cast<int>(ExecSpace().concurrency());
+  if (f.processors < 1) f.processors = 1;
+  f.shared_optin = f.team_scratch_max;
+  return f;
+}
+
+}  // namespace kspmv

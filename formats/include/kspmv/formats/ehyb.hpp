@@ -1,0 +1,355 @@
+// EHYB (ehyb §3-4): the matrix's graph (A + A^T) is partitioned into
+// K * P parts, P the device's processors (SMs) and K the smallest integer
+// whose parts' x windows fit one team's shared memory (eqs. 1-2, figures
+// read at run time). Rows (and columns alike) are renumbered part by part,
+// rows inside a part by descending count of in-part entries (Algorithm 1).
+//
+//  - In-part entries form a sliced ELL (32-row slices = one warp, each its
+//    own width, column-major inside the slice) whose column indices are
+//    16-bit offsets into the part's x window (§3.4): 2 bytes instead of 4.
+//  - The other entries ("extra rows", ER) are sliced the same way over the
+//    rows that have any, sorted by their count, with 32-bit columns and the
+//    map er_y back to y (the paper's yIdxER).
+//
+// The kernel loads a part's x window into team scratch once; the part's
+// slices then read x from scratch only. The ER part runs as a second
+// launch that adds into y: the two parts never race on a row, every call
+// recomputes ER (the original skips it after the first call), and the
+// result is the same bits on every run. Padding is marked (0xFFFF / -1)
+// and skipped, so Inf or NaN in x never meets a padding zero.
+//
+// x and y: in the caller's order by default (the window load gathers x
+// through the permutation, y is written through it), or both in the
+// internal order (OutputOrder::Internal) for solvers that stay permuted.
+// Square matrices only: rows and columns are renumbered alike.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#include <algorithm>
+#include <numeric>
+
+#include "kspmv/config.hpp"
+#include "kspmv/core/device_info.hpp"
+#include "kspmv/core/device_util.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/options.hpp"
+#include "kspmv/core/partition.hpp"
+#include "kspmv/core/permutation.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/ehyb_cuda.hpp"
+#endif
+
+namespace kspmv {
+
+struct EhybReport {
+  std::string partitioner;
+  int processors = 1;       // P
+  int k = 1;                // K of eq. (1)
+  int parts = 0;            // K * P (fewer for tiny matrices: >= 32 rows a part)
+  int window_rows = 0;      // the largest part: the x window of eq. (2)
+  std::int64_t shared_bytes = 0;  // the scratch a part's window may take
+  std::int64_t ell_nnz = 0, er_nnz = 0, ell_slots = 0, er_slots = 0;
+  std::int64_t er_rows = 0;
+  double partition_seconds = 0, reorder_seconds = 0;
+  double bytes_per_nonzero = 0;      // matrix bytes moved per nonzero
+  double csr_bytes_per_nonzero = 0;  // the same for CSR with 32-bit indices
+};
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+struct EhybDevice {
+  using scalar_type = Scalar;
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  static constexpr const char* format_name = "ehyb";
+  static constexpr std::uint16_t padding = 0xFFFF;
+
+  ordinal_t nrows = 0, ncols = 0;
+  std::int64_t nnz = 0;
+  OutputOrder order = OutputOrder::Caller;
+  Kokkos::View<int*, memory_space> new_to_old;  // internal row -> caller row
+  Kokkos::View<int*, memory_space> part_start;  // size parts + 1, internal rows
+  Kokkos::View<int*, memory_space> part_slice;  // first slice of each part, size parts + 1
+  Kokkos::View<int*, memory_space> slice_width, slice_offset;
+  Kokkos::View<std::uint16_t*, memory_space> ell_col;  // offset in the part's window
+  Kokkos::View<Scalar*, memory_space> ell_val;
+  int er_slices = 0;
+  Kokkos::View<int*, memory_space> er_width, er_offset, er_col, er_y;
+  Kokkos::View<Scalar*, memory_space> er_val;
+  EhybReport report;
+  KernelPath kernel = KernelPath::Auto;
+  double conversion_seconds = 0;
+
+  std::size_t storage_bytes() const {
+    return (new_to_old.span() + part_start.span() + part_slice.span() + slice_width.span() + slice_offset.span() +
+            er_width.span() + er_offset.span() + er_col.span() + er_y.span()) *
+               sizeof(int) +
+           ell_col.span() * sizeof(std::uint16_t) + (ell_val.span() + er_val.span()) * sizeof(Scalar);
+  }
+};
+
+namespace detail {
+// Sliced ELL of `rows` (their entries given by `entries(row, emit)`), 32
+// rows a slice, each slice as wide as its longest row, column-major.
+template <class Index, class Scalar, class Rows, class Entries>
+void build_slices(const Rows& rows, const Entries& entries, Index pad, std::vector<int>& width,
+                  std::vector<int>& offset, std::vector<Index>& col, std::vector<Scalar>& val, const char* what) {
+  const std::size_t n = rows.size();
+  std::int64_t total = offset.empty() ? 0 : offset.back();
+  if (offset.empty()) offset.push_back(0);
+  std::vector<std::pair<Index, Scalar>> e;
+  for (std::size_t s = 0; s < n; s += 32) {
+    int w = 0;
+    for (std::size_t i = s; i < std::min(n, s + 32); ++i) w = std::max(w, static_cast<int>(rows[i].second));
+    const std::int64_t base = total;
+    total += static_cast<std::int64_t>(w) * 32;
+    if (total > std::numeric_limits<int>::max())
+      throw FormatCannotHoldError(std::string("ehyb: the ") + what + " part needs more than 2^31 slots");
+    width.push_back(w);
+    offset.push_back(static_cast<int>(total));
+    col.resize(static_cast<std::size_t>(total), pad);
+    val.resize(static_cast<std::size_t>(total), Scalar(0));
+    for (std::size_t i = s; i < std::min(n, s + 32); ++i) {
+      e.clear();
+      entries(rows[i].first, e);
+      for (std::size_t k = 0; k < e.size(); ++k) {
+        const std::size_t pos = static_cast<std::size_t>(base) + k * 32 + (i - s);
+        col[pos] = e[k].first;
+        val[pos] = e[k].second;
+      }
+    }
+  }
+}
+}  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  using D = EhybDevice<Scalar, ExecSpace>;
+  using M = typename D::memory_space;
+  constexpr int tau = static_cast<int>(sizeof(Scalar));
+  if (a.nrows != a.ncols)
+    throw FormatCannotHoldError("ehyb: needs a square matrix (it renumbers rows and columns alike), got " +
+                                std::to_string(a.nrows) + " x " + std::to_string(a.ncols));
+  D d;
+  d.nrows = a.nrows;
+  d.ncols = a.ncols;
+  d.nnz = a.nnz();
+  d.order = opt.output_order;
+  d.kernel = opt.kernel;
+  EhybReport& rep = d.report;
+  // Device figures: the tuned CUDA kernel may opt in to all of an SM's
+  // shared memory, the portable one has Kokkos' team scratch limit.
+  const DeviceFigures fig = device_figures<ExecSpace>();
+#if KSPMV_ENABLE_CUDA
+  const bool tuned = std::is_same<ExecSpace, Kokkos::Cuda>::value && opt.kernel == KernelPath::Auto;
+#else
+  const bool tuned = false;
+#endif
+  const std::int64_t limit = tuned ? fig.shared_optin - 64 : fig.team_scratch_max - 64;
+  if (opt.ehyb_shared_bytes < 0 || opt.ehyb_shared_bytes > limit)
+    throw InvalidArgumentError("ehyb: ehyb_shared_bytes = " + std::to_string(opt.ehyb_shared_bytes) +
+                               " is outside [0, " + std::to_string(limit) + "], the scratch one team may use here");
+  rep.shared_bytes = opt.ehyb_shared_bytes > 0 ? opt.ehyb_shared_bytes : limit;
+  const std::int64_t cap = std::min<std::int64_t>(rep.shared_bytes / tau, 65535);  // 0xFFFF marks padding
+  if (cap < 32) throw InvalidArgumentError("ehyb: the x window must hold at least 32 values");
+  rep.processors = std::max(1, fig.processors);
+  // Eq. (1): the smallest K with n * tau / (K * P) below the scratch size,
+  // with METIS' 3% imbalance allowed for; no part smaller than a slice.
+  const std::int64_t n = a.nrows;
+  std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * rep.processors - 1) / (cap * rep.processors));
+  const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
+  RowPartition part;
+  for (int attempt = 0;; ++attempt) {
+    const std::int64_t parts = std::min(K * rep.processors, most_parts);
+    if (parts > std::numeric_limits<int>::max()) throw FormatCannotHoldError("ehyb: too many parts");
+    part = partition_rows_into(a, static_cast<int>(parts), opt.partitioner, opt.progress);
+    std::int64_t biggest = 0;
+    for (std::size_t q = 0; q + 1 < part.part_start.size(); ++q)
+      biggest = std::max<std::int64_t>(biggest, part.part_start[q + 1] - part.part_start[q]);
+    if (biggest <= cap) {
+      rep.window_rows = static_cast<int>(biggest);
+      break;
+    }
+    if (attempt == 8)
+      throw FormatCannotHoldError("ehyb: the partitioner keeps parts larger than the " + std::to_string(cap) +
+                                  "-value window");
+    ++K;
+  }
+  rep.k = static_cast<int>(K);
+  rep.parts = static_cast<int>(part.part_start.size()) - 1;
+  rep.partitioner = part.method;
+  rep.partition_seconds = part.seconds;
+  Kokkos::Timer reorder;
+  if (opt.progress) opt.progress("reordering", 0.0);
+  // Part of each caller row, and in-part entry counts.
+  std::vector<int> part_of(static_cast<std::size_t>(n));
+  for (int q = 0; q < rep.parts; ++q)
+    for (ordinal_t r = part.part_start[q]; r < part.part_start[q + 1]; ++r) part_of[part.new_to_old[r]] = q;
+  std::vector<std::int64_t> in_part(static_cast<std::size_t>(n), 0);
+  for (ordinal_t i = 0; i < n; ++i)
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (part_of[a.col_idx[k]] == part_of[i]) ++in_part[i];
+  // Inside each part: descending in-part count (ties keep the part's order).
+  std::vector<ordinal_t> new_to_old = part.new_to_old;
+  for (int q = 0; q < rep.parts; ++q)
+    std::stable_sort(new_to_old.begin() + part.part_start[q], new_to_old.begin() + part.part_start[q + 1],
+                     [&](ordinal_t u, ordinal_t v) { return in_part[u] > in_part[v]; });
+  const auto old_to_new = inverse_permutation(new_to_old);
+  const bool caller = d.order == OutputOrder::Caller;
+  // Sliced ELL of the in-part entries, part by part.
+  std::vector<int> width, offset, part_slice(1, 0);
+  std::vector<std::uint16_t> ecol;
+  std::vector<Scalar> eval;
+  for (int q = 0; q < rep.parts; ++q) {
+    const ordinal_t ps = part.part_start[q], pe = part.part_start[q + 1];
+    std::vector<std::pair<ordinal_t, std::int64_t>> rows;
+    for (ordinal_t r = ps; r < pe; ++r) rows.emplace_back(new_to_old[r], in_part[new_to_old[r]]);
+    detail::build_slices<std::uint16_t, Scalar>(
+        rows,
+        [&](ordinal_t orow, std::vector<std::pair<std::uint16_t, Scalar>>& e) {
+          for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k)
+            if (part_of[a.col_idx[k]] == q)
+              e.emplace_back(static_cast<std::uint16_t>(old_to_new[a.col_idx[k]] - ps), a.values[k]);
+        },
+        D::padding, width, offset, ecol, eval, "sliced-ELL");
+    part_slice.push_back(static_cast<int>(width.size()));
+    if (opt.progress && (q & 255) == 0) opt.progress("reordering", 0.8 * q / rep.parts);
+  }
+  // ER: rows with entries outside their part, most such entries first.
+  std::vector<std::pair<ordinal_t, std::int64_t>> er_rows;
+  for (ordinal_t r = 0; r < n; ++r) {
+    const ordinal_t o = new_to_old[r];
+    const std::int64_t c = a.row_length(o) - in_part[o];
+    if (c > 0) er_rows.emplace_back(o, c);
+  }
+  std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
+  std::vector<int> er_width, er_offset, er_col, er_y;
+  std::vector<Scalar> er_val;
+  detail::build_slices<int, Scalar>(
+      er_rows,
+      [&](ordinal_t orow, std::vector<std::pair<int, Scalar>>& e) {
+        for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k)
+          if (part_of[a.col_idx[k]] != part_of[orow])
+            e.emplace_back(caller ? a.col_idx[k] : old_to_new[a.col_idx[k]], a.values[k]);
+      },
+      -1, er_width, er_offset, er_col, er_val, "extra-rows");
+  for (const auto& [o, c] : er_rows) er_y.push_back(caller ? o : old_to_new[o]);
+  if (opt.progress) opt.progress("reordering", 1.0);
+  // Report.
+  rep.ell_slots = static_cast<std::int64_t>(ecol.size());
+  rep.er_slots = static_cast<std::int64_t>(er_col.size());
+  rep.er_rows = static_cast<std::int64_t>(er_rows.size());
+  for (const auto& r : er_rows) rep.er_nnz += r.second;
+  rep.ell_nnz = a.nnz() - rep.er_nnz;
+  if (a.nnz() > 0) {
+    rep.bytes_per_nonzero = (double(rep.ell_slots) * (tau + 2) + double(rep.er_slots) * (tau + 4) +
+                             4.0 * double(er_y.size() + width.size() + er_width.size())) /
+                            double(a.nnz());
+    rep.csr_bytes_per_nonzero = (double(a.nnz()) * (tau + 4) + 4.0 * double(n + 1)) / double(a.nnz());
+  }
+  // Upload.
+  d.er_slices = static_cast<int>(er_width.size());
+  d.new_to_old = detail::upload<int, M>(new_to_old, "kspmv::ehyb::new_to_old");
+  d.part_start = detail::upload<int, M>(part.part_start, "kspmv::ehyb::part_start");
+  d.part_slice = detail::upload<int, M>(part_slice, "kspmv::ehyb::part_slice");
+  d.slice_width = detail::upload<int, M>(width, "kspmv::ehyb::slice_width");
+  d.slice_offset = detail::upload<int, M>(offset.empty() ? std::vector<int>{0} : offset, "kspmv::ehyb::slice_offset");
+  d.ell_col = detail::upload<std::uint16_t, M>(ecol, "kspmv::ehyb::ell_col");
+  d.ell_val = detail::upload<Scalar, M>(eval, "kspmv::ehyb::ell_val");
+  d.er_width = detail::upload<int, M>(er_width, "kspmv::ehyb::er_width");
+  d.er_offset = detail::upload<int, M>(er_offset.empty() ? std::vector<int>{0} : er_offset, "kspmv::ehyb::er_offset");
+  d.er_col = detail::upload<int, M>(er_col, "kspmv::ehyb::er_col");
+  d.er_val = detail::upload<Scalar, M>(er_val, "kspmv::ehyb::er_val");
+  d.er_y = detail::upload<int, M>(er_y, "kspmv::ehyb::er_y");
+  ExecSpace().fence();
+  rep.reorder_seconds = reorder.seconds();
+  d.conversion_seconds = timer.seconds();
+  return d;
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
+          const YView& y) {
+  if (detail::spmv_prologue(space, "ehyb", A.nrows, A.ncols, alpha, x, beta, y)) return;
+  const bool caller = A.order == OutputOrder::Caller;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
+      return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, A.report.window_rows, A.part_start.data(),
+                             A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
+                             A.ell_val.data(), A.er_slices, static_cast<int>(A.report.er_rows), A.er_width.data(),
+                             A.er_offset.data(), A.er_col.data(), A.er_val.data(), A.er_y.data(),
+                             caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data());
+  }
+#endif
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  using scratch_view = Kokkos::View<Scalar*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  const bool host = detail::is_host_space<ExecSpace>();
+  const int team = host ? 1 : 8, vl = host ? 1 : 32;
+  const int window = A.report.window_rows;
+  const auto perm = A.new_to_old;
+  const auto start = A.part_start;
+  const auto pslice = A.part_slice;
+  const auto width = A.slice_width;
+  const auto offset = A.slice_offset;
+  const auto ecol = A.ell_col;
+  const auto eval = A.ell_val;
+  // Sliced ELL: a team per part, x window in scratch, a slice per thread
+  // (its 32 vector lanes one row each).
+  Kokkos::parallel_for(
+      "kspmv::ehyb", policy(space, A.report.parts, team, vl).set_scratch_size(0, Kokkos::PerTeam(scratch_view::shmem_size(window))),
+      KOKKOS_LAMBDA(const member& t) {
+        const int q = t.league_rank();
+        const int ps = start(q), pe = start(q + 1);
+        scratch_view xw(t.team_scratch(0), window);
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(t, pe - ps),
+                             [&](const int i) { xw(i) = x(caller ? perm(ps + i) : ps + i); });
+        t.team_barrier();
+        const int s0 = pslice(q);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, s0, pslice(q + 1)), [&](const int s) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, 32), [&](const int lane) {
+            const int r = ps + (s - s0) * 32 + lane;
+            if (r >= pe) return;
+            const int w = width(s), base = offset(s) + lane;
+            Scalar sum = 0;
+            for (int k = 0; k < w; ++k) {
+              const std::uint16_t c = ecol(base + k * 32);
+              if (c == EhybDevice<Scalar, ExecSpace>::padding) break;
+              sum += eval(base + k * 32) * xw(c);
+            }
+            detail::combine_y(y, caller ? perm(r) : r, alpha, sum, beta);
+          });
+        });
+      });
+  if (A.er_slices == 0) return;
+  // Extra rows: added into y after the sliced ELL has written it.
+  const int nslices = A.er_slices, nrows = static_cast<int>(A.report.er_rows);
+  const auto ew = A.er_width;
+  const auto eo = A.er_offset;
+  const auto ec = A.er_col;
+  const auto ev = A.er_val;
+  const auto ey = A.er_y;
+  Kokkos::parallel_for(
+      "kspmv::ehyb_er", policy(space, (nslices + team - 1) / team, team, vl), KOKKOS_LAMBDA(const member& t) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, team), [&](const int j) {
+          const int s = t.league_rank() * team + j;
+          if (s >= nslices) return;
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, 32), [&](const int lane) {
+            const int e = s * 32 + lane;
+            if (e >= nrows) return;
+            const int w = ew(s), base = eo(s) + lane;
+            Scalar sum = 0;
+            for (int k = 0; k < w; ++k) {
+              const int c = ec(base + k * 32);
+              if (c < 0) break;
+              sum += ev(base + k * 32) * x(c);
+            }
+            y(ey(e)) += alpha * sum;
+          });
+        });
+      });
+}
+
+}  // namespace kspmv

@@ -1,0 +1,163 @@
+// EHYB: the part count and window of eqs. (1)-(2), the split into cached
+// sliced ELL and extra rows on patterns where nothing / everything is
+// in-part, non-symmetric patterns, a very long in-part row, repeated calls
+// with changing x and y (ER recomputed every call), the internal order, the
+// partitioner fallbacks and the option errors.
+#include <map>
+
+#include "test_support.hpp"
+
+using namespace kspmv;
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+
+std::map<std::string, std::string> props(const Matrix<double>& m) {
+  const auto p = m.properties();
+  return {p.begin(), p.end()};
+}
+
+ConvertOptions small_windows(std::int64_t bytes, KernelPath k = KernelPath::Auto,
+                             Partitioner how = Partitioner::Contiguous) {
+  ConvertOptions o;
+  o.ehyb_shared_bytes = bytes;
+  o.kernel = k;
+  o.partitioner = how;
+  return o;
+}
+
+void expect_matches(const HostCsr<double>& a, const ConvertOptions& o, const std::string& what) {
+  const auto m = Matrix<double>::convert(a, Format::Ehyb, o);
+  for (auto [al, be] : std::vector<std::pair<double, double>>{{1, 0}, {-2, 0.5}, {1, 1}})
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, al, be)) << what;
+}
+
+}  // namespace
+
+TEST(Ehyb, PartsAndWindowFromEquationsOneAndTwo) {
+  const auto a = generate<double>("lap2d:100");  // 10,000 rows
+  const auto fig = device_figures<Space>();
+  for (std::int64_t bytes : {2048, 8192, 32000}) {
+    const auto m = Matrix<double>::convert(a, Format::Ehyb, small_windows(bytes, KernelPath::Portable));
+    auto p = props(m);
+    const std::int64_t cap = bytes / 8, P = fig.processors, n = a.nrows;
+    const std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * P - 1) / (cap * P));
+    const std::int64_t parts = std::min(K * P, (n + 31) / 32);
+    EXPECT_EQ(p["parts"], std::to_string(parts)) << bytes;
+    EXPECT_EQ(p["window_rows"], std::to_string((n + parts - 1) / parts)) << bytes;
+    EXPECT_LE(std::stoll(p["window_rows"]) * 8, bytes);
+    EXPECT_EQ(p["partitioner"], "contiguous");
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.0));
+  }
+}
+
+TEST(Ehyb, NothingInPartAndEverythingInPart) {
+  const int n = 2000;
+  // Each row's only entry lies half the matrix away: never in its part.
+  HostCoo<double> far(n, n), diag(n, n);
+  for (int i = 0; i < n; ++i) {
+    far.add(i, (i + n / 2) % n, 1.0 + i % 3);
+    diag.add(i, i, 2.0 - i % 5);
+  }
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    const auto o = small_windows(512, k);
+    auto pf = props(Matrix<double>::convert(to_csr(far), Format::Ehyb, o));
+    EXPECT_EQ(pf["pct_cached"], "0.00%");
+    EXPECT_EQ(pf["er_rows"], std::to_string(n));
+    expect_matches(to_csr(far), o, "nothing in part");
+    auto pd = props(Matrix<double>::convert(to_csr(diag), Format::Ehyb, o));
+    EXPECT_EQ(pd["pct_cached"], "100.00%");
+    EXPECT_EQ(pd["er_rows"], "0");
+    expect_matches(to_csr(diag), o, "everything in part");
+  }
+}
+
+TEST(Ehyb, NonSymmetricPatternsAndPartitioners) {
+  const auto a = generate<double>("uniform:3000:0:25:seed=9");  // square, non-symmetric
+  const auto b = generate<double>("powerlaw:4000:7:seed=2");
+  for (Partitioner how : {Partitioner::Contiguous, Partitioner::Rcm, Partitioner::Auto}) {
+    for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+      const auto o = small_windows(4096, k, how);
+      expect_matches(a, o, "uniform");
+      expect_matches(b, o, "powerlaw");
+    }
+    auto p = props(Matrix<double>::convert(a, Format::Ehyb, small_windows(4096, KernelPath::Auto, how)));
+    const std::string expect = how == Partitioner::Contiguous ? "contiguous"
+                               : how == Partitioner::Rcm      ? "rcm-contiguous"
+                                                              : (have_metis() ? "metis" : "rcm-contiguous");
+    EXPECT_EQ(p["partitioner"], expect);
+  }
+  // RCM gathers a scrambled 3D stencil back into bands: more in-part entries.
+  auto lap = generate<double>("lap3d:16");
+  std::vector<ordinal_t> scramble(static_cast<std::size_t>(lap.nrows));
+  for (ordinal_t i = 0; i < lap.nrows; ++i) scramble[i] = static_cast<ordinal_t>((std::int64_t(i) * 1237) % lap.nrows);
+  const auto old_to_new = inverse_permutation(scramble);
+  HostCoo<double> sc(lap.nrows, lap.ncols);
+  for (ordinal_t i = 0; i < lap.nrows; ++i)
+    for (auto k = lap.row_ptr[i]; k < lap.row_ptr[i + 1]; ++k) sc.add(old_to_new[i], old_to_new[lap.col_idx[k]], lap.values[k]);
+  const auto scrambled = to_csr(sc);
+  auto pc = props(Matrix<double>::convert(scrambled, Format::Ehyb, small_windows(4096)));
+  auto pr = props(Matrix<double>::convert(scrambled, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Rcm)));
+  EXPECT_GT(std::stod(pr["pct_cached"]), std::stod(pc["pct_cached"]) + 20);
+  expect_matches(scrambled, small_windows(4096, KernelPath::Auto, Partitioner::Rcm), "scrambled lap3d, rcm");
+  if (!have_metis())
+    EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Metis)),
+                 UnsupportedError);
+}
+
+TEST(Ehyb, VeryLongRowInsideItsPart) {
+  // An arrow matrix in one part: row 5 holds every column.
+  const int n = 3000;
+  HostCoo<double> c(n, n);
+  for (int i = 0; i < n; ++i) {
+    c.add(i, i, 4.0);
+    c.add(5, i, 0.001 * (i + 1));
+    if (i > 0) c.add(i, 0, -1.0);
+  }
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    expect_matches(to_csr(c), small_windows(30000, k), "arrow, one part");
+    expect_matches(to_csr(c), small_windows(1024, k), "arrow, many parts");
+  }
+}
+
+TEST(Ehyb, RepeatedCallsRecomputeExtraRows) {
+  const auto a = generate<double>("lap3d:12");
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    const auto m = Matrix<double>::convert(a, Format::Ehyb, small_windows(2048, k));
+    ASSERT_NE(props(m)["er_rows"], "0");
+    for (std::uint64_t seed = 1; seed <= 4; ++seed)
+      EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0 + seed, seed % 2 ? 0.0 : 0.5, seed * 11));
+  }
+}
+
+TEST(Ehyb, InternalOrderKeepsXAndYPermuted) {
+  const auto a = generate<double>("lap2d9:40");
+  ConvertOptions o = small_windows(4096, KernelPath::Portable, Partitioner::Rcm);
+  o.output_order = OutputOrder::Internal;
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    o.kernel = k;
+    const auto f = to_ehyb<double, Space>(a, o);
+    auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+    std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
+    validate_permutation(perm, a.nrows);
+    const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 5);
+    std::vector<double> yref(static_cast<std::size_t>(a.nrows));
+    reference_spmv(1.0, a, x, 0.0, yref);
+    std::vector<double> xi(x.size());
+    for (ordinal_t i = 0; i < a.nrows; ++i) xi[i] = x[perm[i]];
+    auto dx = detail::upload<double, Space::memory_space>(xi, "x");
+    Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+    spmv(Space(), 1.0, f, dx, 0.0, dy);
+    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+    for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(hy(i), yref[perm[i]], 1e-12 * (1 + std::fabs(yref[perm[i]])));
+  }
+}
+
+TEST(Ehyb, OptionErrors) {
+  const auto a = generate<double>("lap2d:10");
+  EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(-1)), InvalidArgumentError);
+  EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(std::int64_t(1) << 40)), InvalidArgumentError);
+  EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(100)), InvalidArgumentError);  // < 32 values
+  EXPECT_THROW(Matrix<double>::convert(generate<double>("uniform:30:1:3:cols=40"), Format::Ehyb), FormatCannotHoldError);
+}
