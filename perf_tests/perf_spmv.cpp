@@ -1,10 +1,15 @@
 // kspmv_perf: every format beside Kokkos Kernels and cuSPARSE, against the
 // memory roofline, in one Google Benchmark run.
 //
-//   kspmv_perf [--suite FILE] [--matrices SPEC,...] [--formats F,...]
+//   kspmv_perf [--suite FILE] [--matrices SPEC,...] [--formats F[:opt=v...],...]
 //              [--precision double|float|both] [--samples N] [--csv FILE]
 //              [--matrix-dir DIR] [google benchmark flags, e.g.
 //              --benchmark_out=run.json --benchmark_out_format=json]
+//
+// A format may carry option overrides, so one run can put variants side
+// by side: --formats=evc-hyb,evc-hyb:order=internal,ehyb:ehyb_shared=60000
+// (options: partitioner=, hyb_k=, max_fill=, order=, evc_split=,
+// ehyb_shared=).
 //
 // Before the formats, the device's copy bandwidth is measured (a large
 // device-to-device copy, bytes read + written): every "% of copy" is
@@ -243,13 +248,15 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
 // y poisoned with NaN, one y = Ax checked against the oracle; a wrong
 // result is counted and never timed.
 template <class Scalar, class XView, class YView, class Apply>
-void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply&& apply) {
+void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply&& apply,
+                     const std::vector<kspmv::ordinal_t>& internal = {}, bool x_internal = false) {
   const auto [hx, orc] = oracle<Scalar>(L);
-  from_host(x, *hx);
+  from_host(x, x_internal ? kspmv::gather(*hx, internal) : *hx);
   Kokkos::deep_copy(y, std::numeric_limits<Scalar>::quiet_NaN());
   apply();
   Space().fence();
-  const auto c = kspmv::check_spmv(*orc, to_host<Scalar>(y));
+  const auto hy = to_host<Scalar>(y);
+  const auto c = kspmv::check_spmv(*orc, internal.empty() ? hy : kspmv::scatter(hy, internal));
   if (!c.ok) {
     r.status = "WRONG";
     r.message = c.message;
@@ -259,21 +266,71 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
   }
 }
 
+// One conversion option, as a suite entry or a runner suffix spells it
+// (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N, max_fill=F,
+// order=caller|internal, evc_split=N, ehyb_shared=BYTES).
+bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::string& v) {
+  if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
+    o.partitioner = v == "metis"        ? kspmv::Partitioner::Metis
+                    : v == "contiguous" ? kspmv::Partitioner::Contiguous
+                    : v == "rcm"        ? kspmv::Partitioner::Rcm
+                    : v == "bfs"        ? kspmv::Partitioner::Bfs
+                                        : kspmv::Partitioner::Auto;
+  else if (k == "hyb_k" && !v.empty())
+    o.hyb_k = std::stoll(v);
+  else if (k == "max_fill" && !v.empty())
+    o.max_fill = std::stod(v);
+  else if (k == "order" && (v == "caller" || v == "internal"))
+    o.output_order = v == "caller" ? kspmv::OutputOrder::Caller : kspmv::OutputOrder::Internal;
+  else if (k == "evc_split" && !v.empty())
+    o.evc_split = std::stoi(v);
+  else if (k == "ehyb_shared" && !v.empty())
+    o.ehyb_shared_bytes = std::stoll(v);
+  else
+    return false;
+  return true;
+}
+
+// A runner "FORMAT[:key=value...]": the format and its option overrides.
+std::pair<kspmv::Format, std::vector<std::pair<std::string, std::string>>> parse_runner(const std::string& r) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  std::size_t c = r.find(':');
+  const kspmv::Format f = kspmv::parse_format(r.substr(0, c));
+  while (c != std::string::npos) {
+    const std::size_t next = r.find(':', c + 1);
+    const std::string opt = r.substr(c + 1, next == std::string::npos ? std::string::npos : next - c - 1);
+    const auto eq = opt.find('=');
+    kv.emplace_back(opt.substr(0, eq), eq == std::string::npos ? "" : opt.substr(eq + 1));
+    kspmv::ConvertOptions probe;
+    if (!apply_option(probe, kv.back().first, kv.back().second))
+      throw kspmv::InvalidArgumentError("runner '" + r + "': unknown option '" + opt + "'");
+    c = next;
+  }
+  return {f, kv};
+}
+
 // One kspmv format (kk-crs included: it is the Kokkos Kernels baseline).
 template <class Scalar>
-void bench_format(benchmark::State& st, std::size_t mi, kspmv::Format f, std::string precision) {
+void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std::string precision) {
   for (auto _ : st) {
     Loaded& L = load(g_entries[mi]);
     const auto& a = host<Scalar>(L);
-    Result r{L.name, L.group, kspmv::format_name(f), precision, "ok", ""};
+    const auto [f, overrides] = parse_runner(runner);
+    Result r{L.name, L.group, runner, precision, "ok", ""};
     r.peer = f == kspmv::Format::KkCrs;
     try {
-      auto m = kspmv::Matrix<Scalar>::convert(a, f, g_entries[mi].options);
+      kspmv::ConvertOptions opt = g_entries[mi].options;
+      for (const auto& [k, v] : overrides) apply_option(opt, k, v);
+      auto m = kspmv::Matrix<Scalar>::convert(a, f, opt);
       r.convert_s = m.conversion_seconds();
       r.storage_mb = double(m.storage_bytes()) * 1e-6;
       r.properties = m.properties();
       typename kspmv::Matrix<Scalar>::vector_type x("x", a.ncols), y("y", a.nrows);
-      check_then_time<Scalar>(L, r, x, y, [&] { m.apply(Scalar(1), x, Scalar(0), y); });
+      // Internal order: x goes in permuted where the format renumbers
+      // columns, and y is checked after mapping it back.
+      const auto perm = m.internal_order();
+      check_then_time<Scalar>(L, r, x, y, [&] { m.apply(Scalar(1), x, Scalar(0), y); }, perm,
+                              m.x_in_internal_order());
     } catch (const kspmv::FormatCannotHoldError& e) {
       r.status = "refused";
       r.message = e.what();
@@ -339,15 +396,7 @@ void read_suite(const std::string& path) {
     while (ss >> opt) {
       const auto eq = opt.find('=');
       const std::string k = opt.substr(0, eq), v = eq == std::string::npos ? "" : opt.substr(eq + 1);
-      if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto"))
-        e.options.partitioner = v == "metis" ? kspmv::Partitioner::Metis
-                                : v == "contiguous" ? kspmv::Partitioner::Contiguous
-                                                    : kspmv::Partitioner::Auto;
-      else if (k == "hyb_k" && !v.empty())
-        e.options.hyb_k = std::stoll(v);
-      else if (k == "max_fill" && !v.empty())
-        e.options.max_fill = std::stod(v);
-      else
+      if (!apply_option(e.options, k, v))
         throw kspmv::ParseError(path, 0, "entry '" + e.name + "': unknown option '" + opt + "'");
       e.options_text += (e.options_text.empty() ? "" : " ") + opt;
     }
@@ -388,7 +437,7 @@ void print_summary() {
         if (e.name == r0.matrix && !e.options_text.empty()) opts = "; options: " + e.options_text;
       std::printf("\n%s (%s): %lld rows, %lld nnz%s\n", r0.matrix.c_str(), r0.precision.c_str(), (long long)r0.rows,
                   (long long)r0.nnz, opts.c_str());
-      std::printf("  %-20s %11s %9s %9s %7s %8s %10s %12s\n", "format", "time us", "GFLOP/s", "eff GB/s", "%copy",
+      std::printf("  %-26s %11s %9s %9s %7s %8s %10s %12s\n", "format", "time us", "GFLOP/s", "eff GB/s", "%copy",
                   "x peer", "storage MB", "convert ms");
       std::stable_sort(rows.begin(), rows.end(), [](const Result* a, const Result* b) {
         if ((a->status == "ok") != (b->status == "ok")) return a->status == "ok";
@@ -396,10 +445,10 @@ void print_summary() {
       });
       for (const Result* r : rows) {
         if (r->status != "ok") {
-          std::printf("  %-20s %s: %.90s\n", r->runner.c_str(), r->status.c_str(), r->message.c_str());
+          std::printf("  %-26s %s: %.90s\n", r->runner.c_str(), r->status.c_str(), r->message.c_str());
           continue;
         }
-        std::printf("  %-20s %11.2f %9.1f %9.0f %6.1f%% %8.2f %10.1f %12.1f%s%s\n", r->runner.c_str(),
+        std::printf("  %-26s %11.2f %9.1f %9.0f %6.1f%% %8.2f %10.1f %12.1f%s%s\n", r->runner.c_str(),
                     r->seconds * 1e6, r->gflops, r->gbs, 100 * r->frac,
                     best_peer < 1e30 ? best_peer / r->seconds : 0.0, r->storage_mb, r->convert_s * 1e3,
                     r->seconds == best ? " *" : "", r->peer ? " (peer)" : "");
@@ -489,9 +538,9 @@ int main(int argc, char** argv) {
                                 : benchmark::RegisterBenchmark(name.c_str(), bench_cusparse<float>, mi, k, p);
 #endif
           if (!b) {
-            const kspmv::Format f = kspmv::parse_format(r);
-            b = p == "double" ? benchmark::RegisterBenchmark(name.c_str(), bench_format<double>, mi, f, p)
-                              : benchmark::RegisterBenchmark(name.c_str(), bench_format<float>, mi, f, p);
+            parse_runner(r);  // unknown formats and options fail here, before any run
+            b = p == "double" ? benchmark::RegisterBenchmark(name.c_str(), bench_format<double>, mi, r, p)
+                              : benchmark::RegisterBenchmark(name.c_str(), bench_format<float>, mi, r, p);
           }
           b->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
         }

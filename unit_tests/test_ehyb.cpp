@@ -4,6 +4,7 @@
 // with changing x and y (ER recomputed every call), the internal order, the
 // partitioner fallbacks and the option errors.
 #include <map>
+#include <numeric>
 
 #include "test_support.hpp"
 
@@ -76,7 +77,7 @@ TEST(Ehyb, NothingInPartAndEverythingInPart) {
 TEST(Ehyb, NonSymmetricPatternsAndPartitioners) {
   const auto a = generate<double>("uniform:3000:0:25:seed=9");  // square, non-symmetric
   const auto b = generate<double>("powerlaw:4000:7:seed=2");
-  for (Partitioner how : {Partitioner::Contiguous, Partitioner::Rcm, Partitioner::Auto}) {
+  for (Partitioner how : {Partitioner::Contiguous, Partitioner::Rcm, Partitioner::Bfs, Partitioner::Auto}) {
     for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
       const auto o = small_windows(4096, k, how);
       expect_matches(a, o, "uniform");
@@ -85,13 +86,18 @@ TEST(Ehyb, NonSymmetricPatternsAndPartitioners) {
     auto p = props(Matrix<double>::convert(a, Format::Ehyb, small_windows(4096, KernelPath::Auto, how)));
     const std::string expect = how == Partitioner::Contiguous ? "contiguous"
                                : how == Partitioner::Rcm      ? "rcm-contiguous"
-                                                              : (have_metis() ? "metis" : "rcm-contiguous");
+                               : how == Partitioner::Bfs      ? "bfs"
+                                                              : (have_metis() ? "metis" : "bfs");
     EXPECT_EQ(p["partitioner"], expect);
   }
-  // RCM gathers a scrambled 3D stencil back into bands: more in-part entries.
-  auto lap = generate<double>("lap3d:16");
+  // RCM gathers a randomly scrambled 3D stencil back into bands: many more
+  // in-part entries than contiguous blocks of the scrambled order.
+  auto lap = generate<double>("lap3d:40");
   std::vector<ordinal_t> scramble(static_cast<std::size_t>(lap.nrows));
-  for (ordinal_t i = 0; i < lap.nrows; ++i) scramble[i] = static_cast<ordinal_t>((std::int64_t(i) * 1237) % lap.nrows);
+  std::iota(scramble.begin(), scramble.end(), 0);
+  Rng rng(3);
+  for (std::size_t i = scramble.size() - 1; i > 0; --i)
+    std::swap(scramble[i], scramble[static_cast<std::size_t>(rng.uniform() * double(i + 1)) % (i + 1)]);
   const auto old_to_new = inverse_permutation(scramble);
   HostCoo<double> sc(lap.nrows, lap.ncols);
   for (ordinal_t i = 0; i < lap.nrows; ++i)
@@ -99,8 +105,10 @@ TEST(Ehyb, NonSymmetricPatternsAndPartitioners) {
   const auto scrambled = to_csr(sc);
   auto pc = props(Matrix<double>::convert(scrambled, Format::Ehyb, small_windows(4096)));
   auto pr = props(Matrix<double>::convert(scrambled, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Rcm)));
-  EXPECT_GT(std::stod(pr["pct_cached"]), std::stod(pc["pct_cached"]) + 20);
-  expect_matches(scrambled, small_windows(4096, KernelPath::Auto, Partitioner::Rcm), "scrambled lap3d, rcm");
+  auto pb = props(Matrix<double>::convert(scrambled, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Bfs)));
+  EXPECT_GT(std::stod(pr["pct_cached"]), std::stod(pc["pct_cached"]));
+  EXPECT_GT(std::stod(pb["pct_cached"]), std::stod(pr["pct_cached"]) + 20);
+  expect_matches(scrambled, small_windows(4096, KernelPath::Auto, Partitioner::Bfs), "scrambled lap3d, bfs");
   if (!have_metis())
     EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Metis)),
                  UnsupportedError);

@@ -90,6 +90,65 @@ std::vector<ordinal_t> rcm(const HostCsr<Scalar>& a) {
   return order;
 }
 
+// Greedy graph growing: parts of `target` rows grown breadth-first over
+// A + A^T, each from a vertex on the previous part's frontier (the first
+// from a minimum-degree vertex), so parts are compact balls rather than the
+// thin slabs RCM levels give on 3D meshes.
+template <class Scalar>
+RowPartition bfs_grow(const HostCsr<Scalar>& a, int nparts) {
+  std::vector<std::int64_t> xadj, adj;
+  symmetric_graph(a, xadj, adj);
+  const ordinal_t n = a.nrows;
+  std::vector<char> taken(static_cast<std::size_t>(n), 0), queued(static_cast<std::size_t>(n), 0);
+  std::vector<ordinal_t> by_degree(static_cast<std::size_t>(n));
+  for (ordinal_t i = 0; i < n; ++i) by_degree[i] = i;
+  std::stable_sort(by_degree.begin(), by_degree.end(),
+                   [&](ordinal_t u, ordinal_t v) { return xadj[u + 1] - xadj[u] < xadj[v + 1] - xadj[v]; });
+  RowPartition p;
+  p.new_to_old.reserve(static_cast<std::size_t>(n));
+  p.part_start.push_back(0);
+  std::size_t next_seed = 0;
+  std::vector<ordinal_t> frontier;  // queued, not yet taken: seeds of the next parts
+  for (int q = 0; q < nparts; ++q) {
+    const ordinal_t target = static_cast<ordinal_t>(static_cast<std::int64_t>(n) * (q + 1) / nparts) -
+                             static_cast<ordinal_t>(static_cast<std::int64_t>(n) * q / nparts);
+    // One seed: the first untaken vertex the last part reached.
+    std::vector<ordinal_t> queue;
+    for (ordinal_t v : frontier)
+      if (!taken[v]) {
+        queue.push_back(v);
+        queued[v] = 1;
+        break;
+      }
+    std::size_t head = 0;
+    ordinal_t count = 0;
+    while (count < target) {
+      if (head == queue.size()) {  // a new component (or the first part)
+        while (next_seed < by_degree.size() && taken[by_degree[next_seed]]) ++next_seed;
+        const ordinal_t s = by_degree[next_seed];
+        queued[s] = 1;
+        queue.push_back(s);
+      }
+      const ordinal_t v = queue[head++];
+      if (taken[v]) continue;
+      taken[v] = 1;
+      p.new_to_old.push_back(v);
+      ++count;
+      for (auto k = xadj[v]; k < xadj[v + 1]; ++k) {
+        const ordinal_t w = static_cast<ordinal_t>(adj[k]);
+        if (!queued[w] && !taken[w]) {
+          queued[w] = 1;
+          queue.push_back(w);
+        }
+      }
+    }
+    frontier.assign(queue.begin() + static_cast<std::ptrdiff_t>(head), queue.end());
+    for (ordinal_t v : frontier) queued[v] = 0;
+    p.part_start.push_back(static_cast<ordinal_t>(p.new_to_old.size()));
+  }
+  return p;
+}
+
 }  // namespace
 
 template <class Scalar>
@@ -169,8 +228,15 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
     if (progress) progress("partitioning (METIS)", 1.0);
 #endif
   } else {
+    if (how == Partitioner::Bfs || how == Partitioner::Auto) {
+      if (progress) progress("partitioning (BFS growing)", 0.0);
+      p = bfs_grow(a, nparts);
+      p.method = "bfs";
+      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return p;
+    }
     // Equal contiguous blocks, after RCM unless plain contiguous was asked.
-    const bool use_rcm = how != Partitioner::Contiguous;
+    const bool use_rcm = how == Partitioner::Rcm;
     if (use_rcm && progress) progress("ordering (RCM)", 0.0);
     if (use_rcm) {
       p.new_to_old = rcm(a);

@@ -173,6 +173,34 @@ Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
           {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
 }
 
+// Formats that renumber columns as well as rows (square only): in the
+// internal order they take x in that order too.
+template <class F>
+struct permutes_x : std::false_type {};
+template <class S, class E>
+struct permutes_x<PktDevice<S, E>> : std::true_type {};
+template <class S, class E>
+struct permutes_x<EhybDevice<S, E>> : std::true_type {};
+
+template <class F, class = void>
+struct has_order : std::false_type {};
+template <class F>
+struct has_order<F, std::void_t<decltype(std::declval<const F&>().order), decltype(std::declval<const F&>().new_to_old)>>
+    : std::true_type {};
+
+// The internal order a format was built to compute in: new_to_old (empty
+// when y, and x, are in the caller's order).
+template <class F>
+std::vector<ordinal_t> internal_order(const F& f) {
+  if constexpr (has_order<F>::value) {
+    if (f.order == OutputOrder::Internal) {
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+      return std::vector<ordinal_t>(h.data(), h.data() + h.extent(0));
+    }
+  }
+  return {};
+}
+
 template <class Scalar, class ExecSpace>
 struct AnyFormat {
   using memory_space = typename ExecSpace::memory_space;
@@ -184,6 +212,8 @@ struct AnyFormat {
   virtual std::size_t storage_bytes() const = 0;
   virtual double conversion_seconds() const = 0;
   virtual Properties properties() const = 0;
+  virtual std::vector<ordinal_t> internal_order() const = 0;
+  virtual bool permutes_x() const = 0;
 };
 
 template <class Scalar, class ExecSpace, class F>
@@ -198,6 +228,8 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   std::size_t storage_bytes() const override { return f.storage_bytes(); }
   double conversion_seconds() const override { return f.conversion_seconds; }
   Properties properties() const override { return format_properties(f); }
+  std::vector<ordinal_t> internal_order() const override { return detail::internal_order(f); }
+  bool permutes_x() const override { return detail::permutes_x<F>::value; }
 };
 
 }  // namespace detail
@@ -269,6 +301,11 @@ class Matrix {
   std::size_t storage_bytes() const { return impl_ ? impl_->storage_bytes() : 0; }
   double conversion_seconds() const { return impl_ ? impl_->conversion_seconds() : 0.0; }
   Properties properties() const { return impl_ ? impl_->properties() : Properties{}; }
+  // Converted with OutputOrder::Internal by a format that reorders: row i
+  // of y is row internal_order()[i] of A (and, where x_in_internal_order(),
+  // x(i) must hold x[internal_order()[i]]). Empty: the caller's order.
+  std::vector<ordinal_t> internal_order() const { return impl_ ? impl_->internal_order() : std::vector<ordinal_t>{}; }
+  bool x_in_internal_order() const { return impl_ && !internal_order().empty() && impl_->permutes_x(); }
 
  private:
   template <class F>

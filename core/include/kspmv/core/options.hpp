@@ -20,8 +20,9 @@ enum class KernelPath { Auto, Portable };
 // How PKT partitions rows into packets.
 // Auto: METIS when kspmv was built with it, else the format's documented
 // fallback (reported in the format's properties, never silent).
-// Rcm: reverse Cuthill-McKee order, then contiguous blocks.
-enum class Partitioner { Auto, Metis, Contiguous, Rcm };
+// Rcm: reverse Cuthill-McKee order, then contiguous blocks. Bfs: parts
+// grown breadth-first over the graph, each from the last one's frontier.
+enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
 
 struct ConvertOptions {
   OutputOrder output_order = OutputOrder::Caller;

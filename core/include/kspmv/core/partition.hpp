@@ -30,9 +30,10 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
 
 // Splits the rows of a square matrix into exactly `nparts` parts (some may
 // be empty): METIS k-way (Partitioner::Metis, or Auto when built with
-// METIS; parts within METIS' ~3% imbalance), else reverse Cuthill-McKee
-// followed by equal contiguous blocks (Rcm, or Auto without METIS), or
-// equal blocks of the caller's order (Contiguous). `method` says which.
+// METIS; parts within METIS' ~3% imbalance), else equal parts grown
+// breadth-first over the graph (Bfs, or Auto without METIS), equal
+// contiguous blocks after reverse Cuthill-McKee (Rcm), or of the caller's
+// order (Contiguous). `method` says which.
 template <class Scalar>
 RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how,
                                  const ProgressFn& progress = {});
