@@ -1,6 +1,10 @@
 // kspmv: the command-line program.
 //
 //   kspmv info MATRIX            size, nnz, row-length statistics, histogram
+//         [--predict]            + every format's estimated time, storage,
+//                                  padding and the model's pick
+//         [--format F]           + the format's own report after converting
+//   kspmv calibrate [--out FILE] time a few SpMVs, fit the model (--budget S)
 //   kspmv spmv MATRIX --format F convert, check against the reference, time
 //   kspmv convert MATRIX OUT     write Matrix Market (.mtx or .mtx.gz)
 //   kspmv formats                list the formats this build knows
@@ -36,7 +40,8 @@ struct HelpRequested {};
 
 const char* kUsage =
     "usage:\n"
-    "  kspmv info MATRIX [--fractiles W]\n"
+    "  kspmv info MATRIX [--fractiles W] [--predict] [--calibration FILE] [--format F]\n"
+    "  kspmv calibrate [--out FILE] [--budget SECONDS] [--scale S]\n"
     "  kspmv spmv MATRIX --format F [--reps N] [--precision double|float]\n"
     "             [--alpha A] [--beta B] [--x FILE] [--write-y FILE] [--seed S]\n"
     "             [--vector-length V]\n"
@@ -57,6 +62,8 @@ struct Args {
   bool has(const std::string& k) const { return opts.count(k) != 0; }
 };
 
+const std::vector<std::string> kFlags = {"predict"};  // options without a value
+
 Args parse_args(int argc, char** argv, const std::vector<std::string>& known) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -65,6 +72,10 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& known) {
     if (s.rfind("--", 0) == 0 && s.size() > 2) {
       const std::string key = s.substr(2);
       if (key == "help") throw HelpRequested{};
+      if (std::find(kFlags.begin(), kFlags.end(), key) != kFlags.end()) {
+        a.opts[key] = "1";
+        continue;
+      }
       if (std::find(known.begin(), known.end(), key) == known.end())
         throw UsageError("unknown option '" + s + "'");
       if (i + 1 >= argc) throw UsageError("option '" + s + "' needs a value");
@@ -143,6 +154,50 @@ int cmd_info(const Args& a) {
   const auto e = kspmv::warp_iterations(len), p = kspmv::warp_iterations(kspmv::sorted_descending(len));
   std::printf("warp iterations   N_iter ELLR %lld, PELLR %lld (%.2fx fewer); N_p %lld\n", (long long)e.n_iter,
               (long long)p.n_iter, p.n_iter ? double(e.n_iter) / double(p.n_iter) : 1.0, (long long)e.n_p);
+  if (a.has("calibration")) kspmv::set_default_model(kspmv::read_calibration(a.get("calibration", "")));
+  if (a.has("predict")) {
+    // pmf-model Algorithm 1 over every format, double precision.
+    const auto& hw = kspmv::default_model();
+    const auto stats = kspmv::pattern_stats(A, 8, std::max<std::int64_t>(32, (A.nrows + hw.processors - 1) / hw.processors));
+    std::printf("\nmodel             %s (%s); copy bandwidth %.0f GB/s, launch %.1f us, L2 gain %.2f\n",
+                hw.name.c_str(), hw.calibrated ? "calibrated" : "uncalibrated defaults: kspmv calibrate",
+                hw.bandwidth_gbs, hw.launch_us, hw.l2_gain);
+    std::printf("x reuse alpha     %.3f (evc-hyb 3.2, 32-row warps)   diagonals %lld\n", stats.alpha,
+                (long long)stats.diagonals);
+    std::printf("%-14s %12s %12s %10s  %s\n", "format", "estimate us", "storage MB", "padding", "note");
+    const auto est = kspmv::estimate_all(stats, 8, hw);
+    for (const auto& e : est)
+      std::printf("%-14s %12.2f %12.2f %9.1f%%  %s%s\n", kspmv::format_name(e.format), e.seconds * 1e6,
+                  e.storage_bytes * 1e-6, 100 * e.padding, e.feasible ? "" : "refused (fill or shape) ",
+                  e.note.c_str());
+    std::printf("pick              %s\n", kspmv::format_name(kspmv::pick(stats, 8, hw)));
+    std::printf("hyb K             1/3 rule %lld, model %lld, paper eq. 50 %lld\n",
+                (long long)kspmv::hyb_k_one_third_rule(len),
+                (long long)kspmv::model_hyb_k(stats, 8, hw), (long long)kspmv::paper_hyb_k(stats.rows, 8, hw));
+    std::printf("paper eqs. (us)   COO %.2f  CSR %.2f  ELL %.2f  HYB %.2f\n",
+                kspmv::paper_coo(stats.rows, 8, hw) * 1e6, kspmv::paper_csr(stats.rows, 8, hw) * 1e6,
+                kspmv::paper_ell(stats.rows, 8, hw) * 1e6,
+                kspmv::paper_hyb(stats.rows, kspmv::paper_hyb_k(stats.rows, 8, hw), 8, hw) * 1e6);
+  }
+  if (a.has("format")) {
+    const auto m = kspmv::Matrix<double>::convert(A, kspmv::parse_format(a.get("format", "")));
+    std::printf("\nformat            %s (conversion %.3f s, %.2f MB)\n", m.name(), m.conversion_seconds(),
+                double(m.storage_bytes()) * 1e-6);
+    for (const auto& [k, v] : m.properties()) std::printf("  %-28s %s\n", k.c_str(), v.c_str());
+  }
+  return 0;
+}
+
+int cmd_calibrate(const Args& a) {
+  kspmv::CalibrationOptions co;
+  co.budget_seconds = parse_double(a.get("budget", "120"), "--budget");
+  co.scale = parse_double(a.get("scale", "1"), "--scale");
+  co.log = [](const std::string& s) { std::printf("  %s\n", s.c_str()); };
+  std::printf("calibrating the performance model (budget %.0f s)\n", co.budget_seconds);
+  const auto hw = kspmv::calibrate_model<double>(co);
+  const std::string out = a.get("out", "kspmv.cal");
+  kspmv::write_calibration(out, hw);
+  std::printf("wrote %s (use with KSPMV_CALIBRATION=%s or --calibration)\n", out.c_str(), out.c_str());
   return 0;
 }
 
@@ -248,11 +303,12 @@ int cmd_formats() {
 
 int run(int argc, char** argv) {
   const Args a = parse_args(argc, argv, {"format", "reps", "precision", "alpha", "beta", "x", "write-y", "seed",
-                                         "fractiles", "vector-length"});
+                                         "fractiles", "vector-length", "calibration", "out", "budget", "scale"});
   if (a.command == "info") return cmd_info(a);
   if (a.command == "spmv") return cmd_spmv(a);
   if (a.command == "convert") return cmd_convert(a);
   if (a.command == "formats") return cmd_formats();
+  if (a.command == "calibrate") return cmd_calibrate(a);
   if (a.command.empty() || a.command == "help") throw HelpRequested{};
   throw UsageError("unknown command '" + a.command + "'");
 }

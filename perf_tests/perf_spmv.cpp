@@ -3,7 +3,8 @@
 //
 //   kspmv_perf [--suite FILE] [--matrices SPEC,...] [--formats F[:opt=v...],...]
 //              [--precision double|float|both] [--samples N] [--csv FILE]
-//              [--matrix-dir DIR] [google benchmark flags, e.g.
+//              [--matrix-dir DIR] [--calibrate SECONDS | --calibration FILE]
+//              [google benchmark flags, e.g.
 //              --benchmark_out=run.json --benchmark_out_format=json]
 //
 // A format may carry option overrides, so one run can put variants side
@@ -60,6 +61,7 @@ struct Result {
   bool peer = false;
   kspmv::Properties properties;  // the format's own report (width, N_iter, ...)
   double seconds = 0, gflops = 0, gbs = 0, frac = 0, storage_mb = 0, convert_s = 0;
+  double model_s = 0;  // the model's estimate for this runner (0: none)
   std::int64_t rows = 0, nnz = 0;
 };
 
@@ -74,6 +76,16 @@ double g_copy_gbs = 0;
 double g_l2_bytes = 0;
 std::vector<Result> g_results;
 int g_wrong = 0;
+// The performance model used for the validation table (pmf-model Table 3
+// style): calibrated in this run (--calibrate) or read (--calibration).
+kspmv::ModelHardware g_model;
+bool g_have_model = false;
+// Per matrix/precision: the model's estimate of every format and its pick.
+struct ModelView {
+  std::map<std::string, double> seconds;  // format name -> estimate
+  std::string pick;
+};
+std::map<std::string, ModelView> g_model_views;
 
 bool is_file(const std::string& p) {
   struct stat st;
@@ -267,7 +279,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 }
 
 // One conversion option, as a suite entry or a runner suffix spells it
-// (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N, max_fill=F,
+// (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N|auto|paper|third, max_fill=F,
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES).
 bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::string& v) {
   if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
@@ -276,6 +288,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
                     : v == "rcm"        ? kspmv::Partitioner::Rcm
                     : v == "bfs"        ? kspmv::Partitioner::Bfs
                                         : kspmv::Partitioner::Auto;
+  else if (k == "hyb_k" && (v == "auto" || v == "paper" || v == "third"))
+    o.hyb_k = v == "auto" ? kspmv::kHybKModel : v == "paper" ? kspmv::kHybKPaper : kspmv::kHybKOneThird;
   else if (k == "hyb_k" && !v.empty())
     o.hyb_k = std::stoll(v);
   else if (k == "max_fill" && !v.empty())
@@ -309,6 +323,31 @@ std::pair<kspmv::Format, std::vector<std::pair<std::string, std::string>>> parse
   return {f, kv};
 }
 
+// The model's estimate of a converted format (with the K HYB chose, and
+// for `auto` the estimate of its pick); the matrix's estimates of every
+// format are kept for the validation table.
+template <class Scalar>
+double model_estimate(const kspmv::HostCsr<Scalar>& a, const std::string& key, const kspmv::Matrix<Scalar>& m,
+                      const kspmv::ConvertOptions& opt) {
+  const int tau = static_cast<int>(sizeof(Scalar));
+  static std::string last_key;
+  static kspmv::PatternStats stats;
+  if (key != last_key) {
+    stats = kspmv::pattern_stats(a, tau, std::max<std::int64_t>(32, (a.nrows + g_model.processors - 1) / g_model.processors));
+    last_key = key;
+    ModelView v;
+    for (const auto& e : kspmv::estimate_all(stats, tau, g_model, opt.max_fill))
+      if (e.feasible) v.seconds[kspmv::format_name(e.format)] = e.seconds;
+    v.pick = kspmv::format_name(kspmv::pick(stats, tau, g_model, opt.max_fill));
+    g_model_views[key] = v;
+  }
+  std::int64_t k = -1;
+  if (m.format() == kspmv::Format::Hyb)
+    for (const auto& [name, value] : m.properties())
+      if (name == "k") k = std::stoll(value);
+  return kspmv::estimate(m.format(), stats, tau, g_model, 1e30, k).seconds;
+}
+
 // One kspmv format (kk-crs included: it is the Kokkos Kernels baseline).
 template <class Scalar>
 void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std::string precision) {
@@ -322,6 +361,7 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
       kspmv::ConvertOptions opt = g_entries[mi].options;
       for (const auto& [k, v] : overrides) apply_option(opt, k, v);
       auto m = kspmv::Matrix<Scalar>::convert(a, f, opt);
+      if (g_have_model) r.model_s = model_estimate(a, L.name + "/" + precision, m, opt);
       r.convert_s = m.conversion_seconds();
       r.storage_mb = double(m.storage_bytes()) * 1e-6;
       r.properties = m.properties();
@@ -458,21 +498,91 @@ void print_summary() {
   if (g_wrong) std::printf("\n%d benchmark(s) computed a WRONG result (see above); exit code 1\n", g_wrong);
 }
 
+// Estimated vs measured per (matrix, format), how often the pick is the
+// measured best, its regret, and HYB with the model's K against the 1/3
+// rule (pmf-model Table 3 and the reach).
+void print_model_validation() {
+  if (!g_have_model) return;
+  std::printf("\n==== performance model vs measurement (double; %s model: %s) ====\n",
+              g_model.calibrated ? "calibrated" : "uncalibrated", g_model.name.c_str());
+  int pairs = 0, within = 0, picks = 0, picks_ok = 0, hyb_pairs = 0;
+  double regret_sum = 0, regret_max = 1, hyb_gain = 0;
+  std::vector<std::string> done;
+  for (const auto& r0 : g_results) {
+    if (r0.precision != "double" || std::find(done.begin(), done.end(), r0.matrix) != done.end()) continue;
+    done.push_back(r0.matrix);
+    const auto it = g_model_views.find(r0.matrix + "/double");
+    if (it == g_model_views.end()) continue;
+    double best = 1e30, t_pick = 0, t_third = 0, t_auto = 0;
+    std::string best_name, k_third, k_auto;
+    std::printf("\n%s\n  %-14s %11s %11s %8s\n", r0.matrix.c_str(), "format", "measured us", "model us", "diff");
+    for (const auto& r : g_results) {
+      if (r.matrix != r0.matrix || r.precision != "double" || r.status != "ok") continue;
+      auto prop = [&](const char* key) {
+        for (const auto& [k, v] : r.properties)
+          if (k == key) return v;
+        return std::string();
+      };
+      if (r.runner == "hyb") { t_third = r.seconds; k_third = prop("k"); }
+      if (r.runner == "hyb:hyb_k=auto") { t_auto = r.seconds; k_auto = prop("k"); }
+      if (r.runner.find(':') != std::string::npos || r.model_s <= 0) continue;
+      const double d = (r.model_s - r.seconds) / r.seconds;
+      std::printf("  %-14s %11.2f %11.2f %+7.0f%%\n", r.runner.c_str(), r.seconds * 1e6, r.model_s * 1e6, 100 * d);
+      if (r.runner != "auto") {
+        ++pairs;
+        within += std::fabs(d) <= 0.2;
+        if (r.runner != "kk-crs" && r.seconds < best) {
+          best = r.seconds;
+          best_name = r.runner;
+        }
+      }
+      if (r.runner == it->second.pick) t_pick = r.seconds;
+    }
+    if (t_pick > 0 && best < 1e30) {
+      ++picks;
+      const double regret = t_pick / best;
+      picks_ok += regret <= 1.10;
+      regret_sum += regret;
+      regret_max = std::max(regret_max, regret);
+      std::printf("  pick %s (%.2f us), measured best %s (%.2f us): regret %.3f\n", it->second.pick.c_str(),
+                  t_pick * 1e6, best_name.c_str(), best * 1e6, regret);
+    }
+    if (t_third > 0 && t_auto > 0) {
+      std::printf("  hyb K: 1/3 rule %s %.2f us, model %s %.2f us (%.2fx)\n", k_third.c_str(), t_third * 1e6,
+                  k_auto.c_str(), t_auto * 1e6, t_third / t_auto);
+      if (k_third != k_auto) {
+        ++hyb_pairs;
+        hyb_gain += t_third / t_auto;
+      }
+    }
+  }
+  std::printf("\nestimates within 20%%: %d of %d (matrix, format) pairs (%.0f%%)\n", within, pairs,
+              pairs ? 100.0 * within / pairs : 0.0);
+  std::printf("pick within 10%% of the measured best kspmv format: %d of %d matrices (%.0f%%); mean regret %.3f, "
+              "worst %.3f\n", picks_ok, picks, picks ? 100.0 * picks_ok / picks : 0.0, picks ? regret_sum / picks : 0.0,
+              regret_max);
+  if (hyb_pairs)
+    std::printf("hyb with the model's K vs the 1/3 rule, where K differs: %d matrices, mean speedup %.3fx\n",
+                hyb_pairs, hyb_gain / hyb_pairs);
+}
+
 void write_csv(const std::string& path) {
   std::ofstream out(path);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
-         "copy_gbs\n";
+         "copy_gbs,model_us\n";
   for (const auto& r : g_results)
     out << r.matrix << "," << r.group << "," << r.precision << "," << r.runner << "," << (r.peer ? 1 : 0) << ","
         << r.status << "," << r.rows << "," << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs
-        << "," << r.frac << "," << r.storage_mb << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "\n";
+        << "," << r.frac << "," << r.storage_mb << "," << r.convert_s * 1e3 << "," << g_copy_gbs << ","
+        << r.model_s * 1e6 << "\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
-  std::string suite, matrices, formats;
+  std::string suite, matrices, formats, calibration_file;
+  double calibrate_budget = -1;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -488,6 +598,8 @@ int main(int argc, char** argv) {
       g_precisions = p == "both" ? std::vector<std::string>{"double", "float"} : std::vector<std::string>{p};
     } else if (const char* v = value("samples")) g_samples = std::max(3, std::atoi(v));
     else if (const char* v = value("csv")) g_csv = v;
+    else if (const char* v = value("calibrate")) calibrate_budget = std::atof(v);
+    else if (const char* v = value("calibration")) calibration_file = v;
     else if (const char* v = value("matrix-dir")) g_matrix_dir = v;
     else rest.push_back(argv[i]);
   }
@@ -521,6 +633,25 @@ int main(int argc, char** argv) {
 #else
     g_l2_bytes = 32e6;  // a typical host last-level cache
 #endif
+    // The model: calibrated on its own matrices (not the suite's) before
+    // the benchmarks, or read from a file; Format::Auto and hyb_k=auto use it.
+    if (calibrate_budget >= 0) {
+      kspmv::CalibrationOptions co;
+      co.budget_seconds = calibrate_budget;
+      co.log = [](const std::string& s) { std::printf("  calibration: %s\n", s.c_str()); };
+      g_model = kspmv::calibrate_model<double>(co);
+      const std::string out = g_csv.empty() ? "kspmv_perf.cal" : g_csv + ".cal";
+      kspmv::write_calibration(out, g_model);
+      std::printf("model calibration written to %s\n", out.c_str());
+      g_have_model = true;
+    } else if (!calibration_file.empty()) {
+      g_model = kspmv::read_calibration(calibration_file);
+      g_have_model = true;
+    } else {
+      g_model = kspmv::default_model();
+      g_have_model = true;
+    }
+    kspmv::set_default_model(g_model);
     g_copy_gbs = measure_copy_bandwidth();
     std::printf("copy bandwidth: %.1f GB/s (device-to-device, 2 GiB moved per copy, median of 20)\n", g_copy_gbs);
 
@@ -550,6 +681,7 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     g_loaded.reset();
     print_summary();
+    print_model_validation();
     if (!g_csv.empty()) write_csv(g_csv);
   } catch (const kspmv::Error& e) {
     std::fprintf(stderr, "kspmv_perf: error: %s\n", e.what());

@@ -198,7 +198,16 @@ TEST_P(FormatTest, RepeatedCallsWithChangingVectors) {
 TEST_P(FormatTest, ReportsNameStorageAndConversionTime) {
   auto a = generate<double>("lap2d:30");
   auto m = Matrix<double>::convert(a, format(), options());
-  EXPECT_STREQ(m.name(), format_name(format()));
+  if (format() == Format::Auto) {
+    // The model's pick: a real format, reported as picked.
+    EXPECT_TRUE(m.auto_picked());
+    EXPECT_NE(m.format(), Format::Auto);
+    EXPECT_STREQ(m.name(), format_name(m.format()));
+    EXPECT_EQ(m.properties().front().first, "picked_by");
+  } else {
+    EXPECT_STREQ(m.name(), format_name(format()));
+    EXPECT_FALSE(m.auto_picked());
+  }
   EXPECT_EQ(m.nnz(), a.nnz());
   EXPECT_GE(m.storage_bytes(), static_cast<std::size_t>(a.nnz()) * sizeof(double));
   EXPECT_GE(m.conversion_seconds(), 0.0);

@@ -21,6 +21,7 @@ const std::vector<FormatDescription>& known_formats() {
       {Format::CsrAdaptive, "csr-adaptive", "CSR with 1..256 lanes per row by ranges of length-sorted rows"},
       {Format::EvcHyb, "evc-hyb", "sub-ELL blocks per row length + adaptive vector CSR, one launch"},
       {Format::Ehyb, "ehyb", "graph-partitioned sliced ELL, x window in shared memory, 16-bit indices", true},
+      {Format::Auto, "auto", "the performance model's pick for this matrix (kspmv info --predict)"},
   };
   return formats;
 }

@@ -12,18 +12,15 @@ double RowLengthStats::pmf(std::int64_t i) const {
 }
 
 double RowLengthStats::prob_le(std::int64_t K) const {
-  if (nrows == 0 || K < 0) return 0.0;
-  std::int64_t c = 0;
-  for (std::int64_t i = 0; i <= std::min<std::int64_t>(K, max); ++i) c += counts[i];
-  return double(c) / double(nrows);
+  if (nrows == 0 || K < 0 || counts.empty()) return 0.0;
+  return double(cum_rows[static_cast<std::size_t>(std::min<std::int64_t>(K, max))]) / double(nrows);
 }
 
 double RowLengthStats::prob_gt(std::int64_t K) const { return nrows ? 1.0 - prob_le(K) : 0.0; }
 
 double RowLengthStats::nnz_le(std::int64_t K) const {
-  double s = 0;
-  for (std::int64_t i = 0; i <= std::min<std::int64_t>(K, max); ++i) s += double(i) * double(counts[i]);
-  return s;
+  if (K < 0 || counts.empty()) return 0.0;
+  return cum_nnz[static_cast<std::size_t>(std::min<std::int64_t>(K, max))];
 }
 
 double RowLengthStats::nnz_gt(std::int64_t K) const { return double(nnz) - nnz_le(K); }
@@ -59,6 +56,12 @@ RowLengthStats row_length_stats(const std::vector<std::int64_t>& lengths, std::i
   for (auto k : lengths) {
     ++s.counts[k];
     s.nnz += k;
+  }
+  s.cum_rows.resize(s.counts.size());
+  s.cum_nnz.resize(s.counts.size());
+  for (std::size_t i = 0; i < s.counts.size(); ++i) {
+    s.cum_rows[i] = s.counts[i] + (i ? s.cum_rows[i - 1] : 0);
+    s.cum_nnz[i] = double(i) * double(s.counts[i]) + (i ? s.cum_nnz[i - 1] : 0.0);
   }
   s.empty_rows = s.counts[0];
   const double n = double(s.nrows);

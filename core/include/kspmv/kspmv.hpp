@@ -12,4 +12,7 @@
 #include "kspmv/core/random.hpp"
 #include "kspmv/core/reference.hpp"
 #include "kspmv/core/row_stats.hpp"
+#include "kspmv/core/model.hpp"
+#include "kspmv/core/device_info.hpp"
 #include "kspmv/matrix.hpp"
+#include "kspmv/calibrate.hpp"

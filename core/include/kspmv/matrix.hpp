@@ -16,6 +16,7 @@
 
 #include "kspmv/backends/kk_crs.hpp"
 #include "kspmv/core/format.hpp"
+#include "kspmv/core/model.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/formats/coo.hpp"
@@ -91,6 +92,7 @@ template <class Scalar, class ExecSpace>
 Properties format_properties(const HybDevice<Scalar, ExecSpace>& f) {
   return {{"kernel", kernel_name(f.ell.kernel, on_cuda<ExecSpace>())},
           {"k", std::to_string(f.k())},
+          {"k_rule", f.k_rule},
           {"ell_nnz", std::to_string(f.ell.nnz)},
           {"coo_nnz", std::to_string(f.coo.nnz)}};
 }
@@ -250,6 +252,16 @@ class Matrix {
   // Converts `a` into format `f`. Throws FormatCannotHoldError where the
   // format cannot hold the matrix.
   static Matrix convert(const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt = {}) {
+    if (f == Format::Auto) {
+      // pmf-model Algorithm 1 over every format, with the default
+      // calibration (set_default_model() or $KSPMV_CALIBRATION).
+      const int tau = static_cast<int>(sizeof(Scalar));
+      const auto& hw = default_model();
+      const auto stats = pattern_stats(a, tau, std::max<std::int64_t>(32, (a.nrows + hw.processors - 1) / hw.processors));
+      Matrix m = convert(a, pick(stats, tau, hw, opt.max_fill), opt);
+      m.auto_picked_ = true;
+      return m;
+    }
     Matrix m;
     m.format_ = f;
     m.nrows_ = a.nrows;
@@ -271,6 +283,7 @@ class Matrix {
       case Format::CsrAdaptive: m.impl_ = hold(to_csr_adaptive<Scalar, ExecSpace>(a, opt)); break;
       case Format::EvcHyb: m.impl_ = hold(to_evc_hyb<Scalar, ExecSpace>(a, opt)); break;
       case Format::Ehyb: m.impl_ = hold(to_ehyb<Scalar, ExecSpace>(a, opt)); break;
+      case Format::Auto: break;  // handled above
     }
     return m;
   }
@@ -300,7 +313,13 @@ class Matrix {
   std::int64_t nnz() const { return nnz_; }
   std::size_t storage_bytes() const { return impl_ ? impl_->storage_bytes() : 0; }
   double conversion_seconds() const { return impl_ ? impl_->conversion_seconds() : 0.0; }
-  Properties properties() const { return impl_ ? impl_->properties() : Properties{}; }
+  Properties properties() const {
+    Properties p = impl_ ? impl_->properties() : Properties{};
+    if (auto_picked_) p.insert(p.begin(), {"picked_by", "model (format auto)"});
+    return p;
+  }
+  // True when convert() was asked for Format::Auto; format() is the pick.
+  bool auto_picked() const { return auto_picked_; }
   // Converted with OutputOrder::Internal by a format that reorders: row i
   // of y is row internal_order()[i] of A (and, where x_in_internal_order(),
   // x(i) must hold x[internal_order()[i]]). Empty: the caller's order.
@@ -317,6 +336,7 @@ class Matrix {
   Format format_ = Format::Csr;
   ordinal_t nrows_ = 0, ncols_ = 0;
   std::int64_t nnz_ = 0;
+  bool auto_picked_ = false;
 };
 
 // Compiled once in the library for the default execution space.

@@ -23,6 +23,7 @@ enum class Format {
   CsrAdaptive,  // CSR, threads per row adapted to ranges of sorted rows
   EvcHyb,     // sub-ELL per row length + vector CSR for long rows
   Ehyb,       // graph-partitioned sliced ELL, x window in shared memory
+  Auto,       // the performance model's pick for the matrix (pmf-model Alg. 1)
 };
 
 struct FormatDescription {

@@ -24,6 +24,8 @@ enum class KernelPath { Auto, Portable };
 // grown breadth-first over the graph, each from the last one's frontier.
 enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
 
+constexpr std::int64_t kHybKOneThird = -1, kHybKModel = -2, kHybKPaper = -3;
+
 struct ConvertOptions {
   OutputOrder output_order = OutputOrder::Caller;
   KernelPath kernel = KernelPath::Auto;
@@ -33,8 +35,10 @@ struct ConvertOptions {
   // DIA and ELL refuse a matrix when their padded storage would exceed
   // max_fill times the number of nonzeros.
   double max_fill = 3.0;
-  // HYB's ELL width K; -1 = Bell & Garland's rule (add column K while at
-  // least a third of the rows have K or more entries).
+  // HYB's ELL width K >= 0, or how to choose it: kHybKOneThird (Bell &
+  // Garland's rule: add column K while at least a third of the rows have K
+  // or more entries), kHybKModel (pmf-model Algorithm 2 over the traffic
+  // model), kHybKPaper (Algorithm 2 over the paper's eq. 50).
   std::int64_t hyb_k = -1;
   // PKT: partitioner, and rows per packet (0 = as many as team scratch
   // holds for x and y).

@@ -20,6 +20,9 @@ struct RowLengthStats {
   double skewness = 0;  // gamma, eq. 10 (0 when sigma = 0)
   // counts[i] = b_i, the number of rows with exactly i entries (size max+1).
   std::vector<std::int64_t> counts;
+  // Prefix sums of counts and of i * counts (O(1) conditional moments).
+  std::vector<std::int64_t> cum_rows;
+  std::vector<double> cum_nnz;
   // W-fractiles (eq. 11): fractiles[i-1] = smallest k with P(X <= k) >= i/W,
   // for i = 1..W.
   int W = 0;

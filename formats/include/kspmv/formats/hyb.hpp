@@ -6,6 +6,7 @@
 #pragma once
 
 #include "kspmv/formats/coo.hpp"
+#include "kspmv/core/model.hpp"
 #include "kspmv/formats/ell.hpp"
 
 namespace kspmv {
@@ -23,6 +24,7 @@ struct HybDevice {
   CooDevice<Scalar, ExecSpace> coo;
   double conversion_seconds = 0;
 
+  std::string k_rule;  // how K was chosen
   std::int64_t k() const { return ell.width; }
   std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }
 };
@@ -53,7 +55,30 @@ HybDevice<Scalar, ExecSpace> to_hyb(const HostCsr<Scalar>& a, const ConvertOptio
   std::int64_t maxlen = 0;
   for (auto l : lengths) maxlen = std::max(maxlen, l);
   // A K past the longest row would only add padding.
-  const std::int64_t K = std::min(maxlen, opt.hyb_k >= 0 ? opt.hyb_k : hyb_k_one_third_rule(lengths));
+  std::int64_t K;
+  if (opt.hyb_k >= 0) {
+    K = opt.hyb_k;
+    h.k_rule = "given";
+  } else if (opt.hyb_k == kHybKModel || opt.hyb_k == kHybKPaper) {
+    // pmf-model Algorithm 2: the K minimising the HYB estimate over
+    // [E(X), max row length]: the traffic model's or the paper's eq. (50).
+    const int tau = static_cast<int>(sizeof(Scalar));
+    const auto& hw = default_model();
+    if (opt.hyb_k == kHybKModel) {
+      K = model_hyb_k(pattern_stats(a, tau), tau, hw);
+      h.k_rule = "model";
+    } else {
+      K = paper_hyb_k(row_length_stats(lengths, a.ncols), tau, hw);
+      h.k_rule = "paper eq. 50";
+    }
+  } else if (opt.hyb_k == kHybKOneThird) {
+    K = hyb_k_one_third_rule(lengths);
+    h.k_rule = "one third";
+  } else {
+    throw InvalidArgumentError("hyb: hyb_k = " + std::to_string(opt.hyb_k) +
+                               " (give K >= 0, or kHybKOneThird, kHybKModel, kHybKPaper)");
+  }
+  K = std::min(maxlen, K);
   h.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
   std::vector<ordinal_t> rows, cols;
   std::vector<Scalar> vals;

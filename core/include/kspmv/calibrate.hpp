@@ -1,0 +1,172 @@
+// Quick empirical calibration of the traffic model (pmf-model §5 "beyond
+// the paper"): a few timed SpMVs on the device under a time budget fit the
+// launch cost, each format's bandwidth efficiency, the L2 gain and the cost
+// of a lane's serial chain. The result can be written to a calibration file
+// (kspmv calibrate) and handed to set_default_model() / $KSPMV_CALIBRATION.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "kspmv/core/device_info.hpp"
+#include "kspmv/core/generators.hpp"
+#include "kspmv/core/model.hpp"
+#include "kspmv/matrix.hpp"
+
+namespace kspmv {
+
+struct CalibrationOptions {
+  double budget_seconds = 60;  // formats not reached in time keep the default efficiency
+  double scale = 1.0;          // matrix sizes (1: ~12M nonzeros, past a 50 MB L2)
+  std::function<void(const std::string&)> log;
+};
+
+namespace detail {
+// Median seconds per SpMV: warm-up, then batches timed with fences.
+template <class Scalar, class ExecSpace>
+double time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<Scalar, ExecSpace>::vector_type& x,
+                  const typename Matrix<Scalar, ExecSpace>::vector_type& y) {
+  ExecSpace space;
+  Kokkos::Timer t;
+  int w = 0;
+  while (w < 3 || t.seconds() < 0.02) {
+    m.apply(space, Scalar(1), x, Scalar(0), y);
+    ++w;
+  }
+  space.fence();
+  t.reset();
+  m.apply(space, Scalar(1), x, Scalar(0), y);
+  space.fence();
+  const double one = std::max(t.seconds(), 1e-7);
+  const int k = static_cast<int>(std::clamp(std::ceil(2e-3 / one), 1.0, 2000.0));
+  std::vector<double> s(7);
+  for (auto& v : s) {
+    t.reset();
+    for (int i = 0; i < k; ++i) m.apply(space, Scalar(1), x, Scalar(0), y);
+    space.fence();
+    v = t.seconds() / k;
+  }
+  std::sort(s.begin(), s.end());
+  return s[s.size() / 2];
+}
+}  // namespace detail
+
+template <class Scalar = double, class ExecSpace = Kokkos::DefaultExecutionSpace>
+ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
+  using M = Matrix<Scalar, ExecSpace>;
+  Kokkos::Timer budget;
+  auto log = [&](const std::string& s) {
+    if (co.log) co.log(s);
+  };
+  const int tau = static_cast<int>(sizeof(Scalar));
+  const DeviceFigures fig = device_figures<ExecSpace>();
+  ModelHardware hw;
+  hw.name = fig.name;
+  hw.processors = fig.processors;
+  hw.cores = fig.processors * (fig.warp == 32 ? 128 : 1);  // FP32 lanes per SM on Hopper
+  hw.warp = fig.warp;
+  if (fig.l2_bytes > 0) hw.l2_bytes = fig.l2_bytes;
+  if (fig.memory_clock_ghz > 0) hw.memory_clock_ghz = fig.memory_clock_ghz;
+  if (fig.bus_width_bits > 0) hw.bus_width_bits = fig.bus_width_bits;
+  if (fig.clock_ghz > 0) hw.core_clock_ghz = fig.clock_ghz;
+  // Copy bandwidth: bytes read + written.
+  {
+    const std::size_t n = static_cast<std::size_t>(std::max(1e6, 3.2e7 * std::min(1.0, co.scale)));
+    Kokkos::View<double*, typename ExecSpace::memory_space> a("cal_a", n), b("cal_b", n);
+    Kokkos::deep_copy(a, 1.0);
+    std::vector<double> t(5);
+    for (int i = 0; i < 2; ++i) Kokkos::deep_copy(ExecSpace(), b, a);
+    ExecSpace().fence();
+    for (auto& s : t) {
+      Kokkos::Timer w;
+      Kokkos::deep_copy(ExecSpace(), b, a);
+      ExecSpace().fence();
+      s = w.seconds();
+    }
+    std::sort(t.begin(), t.end());
+    hw.bandwidth_gbs = 2.0 * n * sizeof(double) / t[2] * 1e-9;
+    log("copy bandwidth " + std::to_string(hw.bandwidth_gbs) + " GB/s");
+  }
+  auto time_of = [&](const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
+    const M m = M::convert(a, f, opt);
+    typename M::vector_type x("x", a.ncols), y("y", a.nrows);
+    Kokkos::deep_copy(x, Scalar(1));
+    return detail::time_apply(m, x, y);
+  };
+  auto window = [&](const HostCsr<Scalar>& a) {
+    return std::max<std::int64_t>(32, (a.nrows + hw.processors - 1) / hw.processors);
+  };
+  // Launch cost: an SpMV with almost nothing to move.
+  const auto tiny = generate<Scalar>("lap1d:2000");
+  hw.launch_us = time_of(tiny, Format::CsrVector, {}) * 1e6;
+  log("launch " + std::to_string(hw.launch_us) + " us");
+  // Efficiencies on matrices past L2: a 3D stencil and a power-law graph.
+  const auto side = static_cast<std::int64_t>(std::max(8.0, 120 * std::cbrt(co.scale)));
+  const auto rows = static_cast<std::int64_t>(std::max(2000.0, 1.5e6 * co.scale));
+  const std::vector<HostCsr<Scalar>> big = {generate<Scalar>("lap3d:" + std::to_string(side)),
+                                            generate<Scalar>("powerlaw:" + std::to_string(rows) + ":8")};
+  std::vector<PatternStats> stats;
+  for (const auto& a : big) stats.push_back(pattern_stats(a, tau, window(a)));
+  ModelHardware unit = hw;  // efficiency 1, so estimate() gives the ideal time
+  unit.l2_gain = 1;
+  unit.serial_ns = 0;
+  for (const auto& d : known_formats()) {
+    if (d.format == Format::Auto) continue;
+    if (budget.seconds() > co.budget_seconds) {
+      log(std::string(d.name) + ": budget spent, default efficiency kept");
+      continue;
+    }
+    unit.efficiency[d.name] = 1.0;
+    double logsum = 0;
+    int used = 0;
+    for (std::size_t i = 0; i < big.size(); ++i) {
+      ConvertOptions opt;
+      opt.max_fill = 1e9;
+      opt.partitioner = Partitioner::Bfs;  // fast enough for a calibration
+      if (d.format == Format::Pkt) opt.partitioner = Partitioner::Contiguous;
+      try {
+        const FormatEstimate e = estimate(d.format, stats[i], tau, unit, opt.max_fill);
+        const double t = time_of(big[i], d.format, opt);
+        const double transfer = t - e.launches * hw.launch_us * 1e-6;
+        const double ideal = e.bytes / (hw.bandwidth_gbs * 1e9);
+        if (transfer > 0) {
+          logsum += std::log(std::min(4.0, ideal / transfer));
+          ++used;
+        }
+      } catch (const FormatCannotHoldError&) {
+      }
+    }
+    if (used) hw.efficiency[d.name] = std::exp(logsum / used);
+    log(std::string(d.name) + ": efficiency " + std::to_string(used ? hw.efficiency[d.name] : 0.8));
+  }
+  // L2 gain: csr-vector on a matrix whose working set fits L2.
+  {
+    const auto side2 = static_cast<std::int64_t>(std::max(20.0, std::sqrt(double(hw.l2_bytes) * 0.5 / (5 * (tau + 4) + 2 * tau))));
+    const auto mid = generate<Scalar>("lap2d:" + std::to_string(side2));
+    const auto s = pattern_stats(mid, tau, window(mid));
+    ModelHardware probe = hw;
+    probe.l2_gain = 1;
+    const FormatEstimate e = estimate(Format::CsrVector, s, tau, probe);
+    const double t = time_of(mid, Format::CsrVector, {});
+    const double ideal = e.seconds - e.launches * hw.launch_us * 1e-6;
+    hw.l2_gain = std::clamp(ideal / std::max(1e-9, t - e.launches * hw.launch_us * 1e-6), 1.0, 8.0);
+    log("L2 gain " + std::to_string(hw.l2_gain));
+  }
+  // A lane's serial chain: one long row walked by csr-scalar.
+  {
+    const std::int64_t len = static_cast<std::int64_t>(std::max(2000.0, 2e5 * std::min(1.0, co.scale * 10)));
+    HostCoo<Scalar> c(64, len);
+    for (std::int64_t j = 0; j < len; ++j) c.add(3, static_cast<ordinal_t>(j), Scalar(1));
+    const auto a = to_csr(c);
+    const double t = time_of(a, Format::CsrScalar, {});
+    hw.serial_ns = std::max(0.1, (t - hw.launch_us * 1e-6) / double(len) * 1e9);
+    log("serial chain " + std::to_string(hw.serial_ns) + " ns per entry");
+  }
+  hw.calibrated = true;
+  return hw;
+}
+
+}  // namespace kspmv

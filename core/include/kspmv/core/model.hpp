@@ -1,0 +1,115 @@
+// The performance model (pmf-model §4-5, extended to every kspmv format).
+//
+// Two estimators over the same inputs, the PMF of row lengths (row_stats)
+// plus a few pattern figures that cost one pass over the matrix:
+//
+//  - paper_*: the paper's time model, eqs. (21)-(50), term for term: data
+//    transfer time DTT (optional, off by default: matrices stay on the
+//    device), memory access AM and core time CTC from the stream-processor
+//    count C, warp size W, block size BS, memory clock CR and bus width BW.
+//    It was made for a 2012 laptop GPU; kept as the paper states it.
+//
+//  - estimate(): a traffic model for a bandwidth-bound GPU. Each format's
+//    storage model (eqs. 15-20 and the same for DIA, ELLR/PELLR, JAD,
+//    EVC-HYB, EHYB, SELL-style slices) gives the bytes it moves; x traffic
+//    uses evc-hyb §3.2's alpha (from the pattern), padding its beta, and
+//    thread-per-row formats pay for the longest row of each warp (pellr's
+//    N_iter, eq. 1). Time = launches * t_launch + max(bytes / (bandwidth *
+//    efficiency), the longest serial chain); bandwidth is the measured
+//    copy bandwidth, raised by l2_gain while the working set fits L2. The
+//    per-format efficiencies come from a quick empirical calibration on
+//    the device (calibrate(), kspmv calibrate) or default to 0.8.
+//
+// pick() is Algorithm 1 over every format; hyb_k() is Algorithm 2.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kspmv/core/format.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/row_stats.hpp"
+
+namespace kspmv {
+
+// Device figures the models need. from_device() reads them at run time;
+// a calibration file ("key = value" lines) can hold or override them.
+struct ModelHardware {
+  std::string name = "unknown";
+  double bandwidth_gbs = 1000;  // copy bandwidth, bytes read + written per second / 1e9
+  std::int64_t l2_bytes = 50'000'000;
+  int processors = 132;         // SMs
+  int cores = 132 * 64;         // C: stream processors (paper)
+  int warp = 32;                // W
+  int block = 256;              // BS
+  double memory_clock_ghz = 1.6;  // CR (paper)
+  int bus_width_bits = 5120;      // BW (paper)
+  double core_clock_ghz = 1.98;
+  double pcie_gbs = 25;           // B (paper's DTT, off by default)
+  // Traffic-model constants, set by calibrate() (defaults: uncalibrated).
+  double launch_us = 4.0;       // one kernel launch, back to back
+  double l2_gain = 1.8;         // bandwidth multiple while the working set fits L2
+  double serial_ns = 25;        // one element of a lane's serial chain
+  std::map<std::string, double> efficiency;  // per format name; 0.8 if absent
+  bool calibrated = false;
+};
+
+// Figures of a matrix beyond the PMF, one pass each.
+struct PatternStats {
+  RowLengthStats rows;              // the PMF and its moments
+  double alpha = 1;                 // evc-hyb §3.2 x reuse, rows in the caller's order
+  std::int64_t diagonals = 0;       // distinct j - i
+  std::vector<std::int64_t> lengths;  // row lengths, caller order
+  std::int64_t ehyb_window = 0;     // rows per EHYB part assumed
+  double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
+};
+template <class Scalar>
+PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000);
+
+struct FormatEstimate {
+  Format format;
+  double seconds = 0;        // traffic model
+  double bytes = 0;          // bytes moved per SpMV (model)
+  double storage_bytes = 0;  // the format's storage (model)
+  double padding = 0;        // stored slots / nnz - 1
+  int launches = 1;
+  bool feasible = true;      // false: the conversion would refuse (fill, shape)
+  std::string note;
+};
+
+// Traffic-model estimate of one format (hyb_k < 0: the 1/3 rule).
+FormatEstimate estimate(Format f, const PatternStats& s, int scalar_bytes, const ModelHardware& hw,
+                        double max_fill = 3.0, std::int64_t hyb_k = -1);
+// Every format of known_formats(), fastest first.
+std::vector<FormatEstimate> estimate_all(const PatternStats& s, int scalar_bytes, const ModelHardware& hw,
+                                         double max_fill = 3.0);
+// Algorithm 1: the format with the smallest estimate (feasible ones only).
+Format pick(const PatternStats& s, int scalar_bytes, const ModelHardware& hw, double max_fill = 3.0);
+
+// The paper's equations (seconds). transfer: add DTT (eqs. 25, 31, 38, 45).
+struct PaperEstimate {
+  double coo = 0, csr = 0, ell = 0, hyb = 0;
+  std::int64_t hyb_k = 0;
+};
+double paper_coo(const RowLengthStats& s, int scalar_bytes, const ModelHardware& hw, bool transfer = false);
+double paper_csr(const RowLengthStats& s, int scalar_bytes, const ModelHardware& hw, bool transfer = false);
+double paper_ell(const RowLengthStats& s, int scalar_bytes, const ModelHardware& hw, bool transfer = false);
+double paper_hyb(const RowLengthStats& s, std::int64_t K, int scalar_bytes, const ModelHardware& hw,
+                 bool transfer = false);
+// Algorithm 2: K in [E(X), max row length] minimising eq. (50).
+std::int64_t paper_hyb_k(const RowLengthStats& s, int scalar_bytes, const ModelHardware& hw, bool transfer = false);
+// The same search over the traffic model's HYB estimate, from K = 0 (a
+// mean inflated by a few long rows would put the best K below E(X)).
+std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHardware& hw);
+
+// Calibration files: "key = value" lines, '#' comments; efficiency.FORMAT.
+ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
+void write_calibration(const std::string& path, const ModelHardware& hw);
+// The calibration Format::Auto and hyb_k = auto use: set_default_model(),
+// else $KSPMV_CALIBRATION if set, else the uncalibrated defaults.
+const ModelHardware& default_model();
+void set_default_model(const ModelHardware& hw);
+
+}  // namespace kspmv

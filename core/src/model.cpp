@@ -1,0 +1,394 @@
+#include "kspmv/core/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "kspmv/core/error.hpp"
+#include "kspmv/core/roofline.hpp"
+
+namespace kspmv {
+
+namespace {
+
+constexpr int kIndex = 4;  // S_i: 32-bit indices
+std::int64_t pitch_of(std::int64_t n) { return (n + 31) / 32 * 32; }
+
+double efficiency(const ModelHardware& hw, Format f) {
+  const auto it = hw.efficiency.find(format_name(f));
+  return it == hw.efficiency.end() || it->second <= 0 ? 0.8 : it->second;
+}
+
+// CUSP's vector length rule (csr, csr-vector).
+int vector_length_for_mean(double mean) {
+  int v = 2;
+  while (v < 32 && v < mean) v *= 2;
+  return v;
+}
+
+std::vector<std::int64_t> sorted(std::vector<std::int64_t> v, bool descending) {
+  if (descending) std::sort(v.begin(), v.end(), std::greater<>());
+  else std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+template <class Scalar>
+PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window) {
+  PatternStats s;
+  s.lengths = row_lengths(a);
+  s.rows = row_length_stats(s.lengths, a.ncols);
+  s.alpha = x_reuse_alpha(a, {}, scalar_bytes);
+  std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
+  std::int64_t in = 0;
+  s.ehyb_window = std::max<std::int64_t>(1, ehyb_window);
+  for (ordinal_t i = 0; i < a.nrows; ++i)
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      const std::int64_t d = std::int64_t(a.col_idx[k]) - i + a.nrows;
+      if (!seen[static_cast<std::size_t>(d)]) {
+        seen[static_cast<std::size_t>(d)] = 1;
+        ++s.diagonals;
+      }
+      if (i / s.ehyb_window == a.col_idx[k] / s.ehyb_window) ++in;
+    }
+  s.ehyb_in_part = a.nnz() ? double(in) / double(a.nnz()) : 1.0;
+  return s;
+}
+template PatternStats pattern_stats(const HostCsr<float>&, int, std::int64_t);
+template PatternStats pattern_stats(const HostCsr<double>&, int, std::int64_t);
+
+FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHardware& hw, double max_fill,
+                        std::int64_t hyb_k) {
+  FormatEstimate e;
+  e.format = f;
+  if (s.rows.nrows == 0) return e;
+  const double n = double(s.rows.nrows), m = double(s.rows.ncols), nnz = double(s.rows.nnz);
+  const double pitch = double(pitch_of(s.rows.nrows));
+  const double maxlen = double(s.rows.max);
+  const double x = tau * nnz * s.alpha;  // x traffic (evc-hyb §3.2 alpha)
+  const double y = tau * n;              // y written once (beta = 0)
+  const double csr_storage = (tau + kIndex) * nnz + kIndex * (n + 1);
+  double bytes = 0, chain_elems = 0, slots = nnz;
+  auto warp_slots = [&](const std::vector<std::int64_t>& len) { return 32.0 * double(warp_iterations(len).n_iter); };
+  switch (f) {
+    case Format::Auto:
+      throw InvalidArgumentError("estimate: 'auto' is a choice among formats, not a format to estimate");
+    case Format::Csr:
+    case Format::CsrVector:
+    case Format::KkCrs: {
+      const int v = vector_length_for_mean(s.rows.mean);
+      bytes = csr_storage + x + y;
+      e.storage_bytes = csr_storage;
+      chain_elems = maxlen / (f == Format::KkCrs ? 32 : v);
+      break;
+    }
+    case Format::CsrScalar:
+      // A lane per row: the warp waits for its longest row (N_iter, pellr eq. 1).
+      bytes = (tau + kIndex) * warp_slots(s.lengths) + kIndex * (n + 1) + x + y;
+      e.storage_bytes = csr_storage;
+      chain_elems = maxlen;
+      break;
+    case Format::CsrAdaptive:
+      bytes = csr_storage + kIndex * n + x + y;
+      e.storage_bytes = csr_storage + kIndex * n;
+      chain_elems = maxlen / 256;
+      break;
+    case Format::Ell:
+      slots = maxlen * pitch;
+      bytes = kIndex * slots + tau * nnz + x + y;  // padding: index read, value and x skipped
+      e.storage_bytes = (tau + kIndex) * slots;
+      chain_elems = maxlen;
+      e.feasible = slots <= max_fill * std::max(nnz, 1.0);
+      break;
+    case Format::Ellr:
+      slots = maxlen * pitch;
+      bytes = (tau + kIndex) * warp_slots(s.lengths) + kIndex * n + x + y;
+      e.storage_bytes = (tau + kIndex) * slots + kIndex * n;
+      chain_elems = maxlen;
+      e.feasible = slots <= max_fill * std::max(nnz, 1.0);
+      break;
+    case Format::Pellr:
+    case Format::Jad: {
+      const auto desc = sorted(s.lengths, true);
+      bytes = (tau + kIndex) * warp_slots(desc) + 3 * kIndex * n / 32 + kIndex * n + x + y;
+      slots = f == Format::Pellr ? warp_slots(desc) : nnz;
+      e.storage_bytes = (tau + kIndex) * slots + kIndex * n;
+      chain_elems = maxlen;
+      break;
+    }
+    case Format::Dia:
+      slots = double(s.diagonals) * pitch;
+      bytes = tau * slots + tau * m + y;  // x read along each diagonal: cached
+      e.storage_bytes = tau * slots + kIndex * double(s.diagonals);
+      chain_elems = double(s.diagonals);
+      e.feasible = slots <= max_fill * std::max(nnz, 1.0);
+      break;
+    case Format::Coo:
+      bytes = (tau + 2 * kIndex) * nnz + x + y;
+      e.storage_bytes = (tau + 2 * kIndex) * nnz;
+      e.launches = 2;
+      break;
+    case Format::Hyb: {
+      std::int64_t K = hyb_k >= 0 ? hyb_k : 0;
+      if (hyb_k < 0) {  // Bell & Garland's 1/3 rule
+        const double third = n / 3.0;
+        while (K < s.rows.max && double(s.rows.nrows) * s.rows.prob_gt(K) >= third) ++K;
+      }
+      K = std::min<std::int64_t>(K, s.rows.max);
+      const double ell_nnz = s.rows.nnz_le(K) + double(K) * s.rows.prob_gt(K) * n;
+      const double coo_nnz = nnz - ell_nnz;
+      slots = double(K) * pitch + coo_nnz;
+      bytes = kIndex * double(K) * pitch + tau * ell_nnz + (tau + 2 * kIndex) * coo_nnz + x + y +
+              (coo_nnz > 0 ? 2.0 * tau * s.rows.prob_gt(K) * n : 0.0);
+      e.storage_bytes = (tau + kIndex) * double(K) * pitch + (tau + 2 * kIndex) * coo_nnz;
+      e.launches = coo_nnz > 0 ? 3 : 1;
+      chain_elems = double(K);
+      e.note = "K=" + std::to_string(K);
+      break;
+    }
+    case Format::Pkt:
+      // Rough: packets as CSR-like traffic with 4-byte packed indices, x and
+      // y gathered and scattered once; the remainder is COO.
+      bytes = (tau + kIndex) * nnz + 4 * tau * n + x * (1 - s.ehyb_in_part);
+      e.storage_bytes = (tau + kIndex) * nnz * 1.3;
+      e.launches = 5;
+      e.feasible = s.rows.nrows == s.rows.ncols;
+      e.note = "rough";
+      break;
+    case Format::EvcHyb: {
+      // The conversion's arithmetic on the sorted lengths.
+      const auto asc = sorted(s.lengths, false);
+      const std::int64_t short_rows = std::upper_bound(asc.begin(), asc.end(), std::int64_t(128)) - asc.begin();
+      const std::int64_t isplit = short_rows / 32 * 32;
+      double ell = 0, vcsr = 0;
+      for (std::int64_t r = 0; r < isplit; r += 32) ell += 32.0 * double(asc[static_cast<std::size_t>(r + 31)]);
+      for (std::size_t r = static_cast<std::size_t>(isplit); r < asc.size(); ++r) vcsr += double((asc[r] + 31) / 32 * 32);
+      slots = ell + vcsr;
+      bytes = (tau + kIndex) * slots + kIndex * n + x + y;
+      e.storage_bytes = (tau + kIndex) * slots + 2 * kIndex * n;
+      chain_elems = std::min(maxlen, 128.0) + maxlen / 256;
+      break;
+    }
+    case Format::Ehyb: {
+      const double in = s.ehyb_in_part;
+      const double er = nnz * (1 - in);
+      slots = nnz;
+      bytes = (tau + 2) * nnz * in + (tau + kIndex) * er + tau * n + x * (1 - in) + y + 2 * kIndex * n +
+              (er > 0 ? 2.0 * tau * std::min(n, er) : 0.0);
+      e.storage_bytes = (tau + 2) * nnz * in + (tau + kIndex) * er + 2 * kIndex * n;
+      e.launches = er > 0 ? 2 : 1;
+      chain_elems = maxlen;
+      e.feasible = s.rows.nrows == s.rows.ncols;
+      e.note = "in-part " + std::to_string(int(100 * in)) + "% (contiguous windows; METIS does better)";
+      break;
+    }
+  }
+  e.bytes = bytes;
+  e.padding = nnz > 0 ? slots / nnz - 1 : 0;
+  const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
+  const double bw = hw.bandwidth_gbs * 1e9 * (in_l2 ? hw.l2_gain : 1.0) * efficiency(hw, f);
+  // The longest serial chain bounds the time from below; it does not add to
+  // the traffic, which the other lanes move meanwhile.
+  e.seconds = e.launches * hw.launch_us * 1e-6 + std::max(bytes / bw, chain_elems * hw.serial_ns * 1e-9);
+  return e;
+}
+
+std::vector<FormatEstimate> estimate_all(const PatternStats& s, int tau, const ModelHardware& hw, double max_fill) {
+  std::vector<FormatEstimate> v;
+  for (const auto& d : known_formats())
+    if (d.format != Format::Auto) v.push_back(estimate(d.format, s, tau, hw, max_fill));
+  std::stable_sort(v.begin(), v.end(), [](const FormatEstimate& a, const FormatEstimate& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    return a.seconds < b.seconds;
+  });
+  return v;
+}
+
+Format pick(const PatternStats& s, int tau, const ModelHardware& hw, double max_fill) {
+  for (const auto& e : estimate_all(s, tau, hw, max_fill))
+    if (e.feasible && e.format != Format::KkCrs) return e.format;  // kk-crs is the baseline, not ours to pick
+  return Format::Csr;
+}
+
+// --- The paper's equations -------------------------------------------------
+
+namespace {
+struct PaperTerms {
+  double C, W, BS, CR, BWb, F, Fi, Ss, Si, B;
+};
+PaperTerms terms(int tau, const ModelHardware& hw) {
+  PaperTerms t;
+  t.C = hw.cores;
+  t.W = hw.warp;
+  t.BS = hw.block;
+  t.CR = hw.memory_clock_ghz * 1e9;
+  t.BWb = hw.bus_width_bits / 8.0;
+  t.Fi = hw.core_clock_ghz * 1e9;
+  t.F = tau == 8 ? t.Fi / 2 : t.Fi;  // F_d: half the single-precision rate
+  t.Ss = tau;
+  t.Si = kIndex;
+  t.B = hw.pcie_gbs * 1e9;
+  return t;
+}
+}  // namespace
+
+double paper_coo(const RowLengthStats& s, int tau, const ModelHardware& hw, bool transfer) {
+  const auto t = terms(tau, hw);
+  const double N = double(s.nrows), NNZ = double(s.nnz);
+  const double ct = NNZ / t.C * (2 * t.Si / (t.CR * t.Si) + 2 * t.Ss / (t.CR * t.Ss)) + NNZ / (t.C * t.F) +
+                    N * t.W / t.C * std::ceil(s.mean / t.W) / t.F;  // eq. (29)
+  const double dtt = ((t.Ss + 2 * t.Si) * NNZ + 2 * t.Ss * N) / t.B;  // eq. (25)
+  return ct + (transfer ? dtt : 0);
+}
+
+double paper_csr(const RowLengthStats& s, int tau, const ModelHardware& hw, bool transfer) {
+  const auto t = terms(tau, hw);
+  const double N = double(s.nrows), NNZ = double(s.nnz), EQ = s.fractile_mean();
+  const double ct = N / t.C *
+                    ((std::ceil(t.Ss * EQ / t.BWb) + std::ceil(t.Si * EQ / t.BWb)) / t.CR + 2 / t.CR + EQ / t.CR +
+                     EQ * (2 / t.F + 1 / t.Fi));  // eq. (36)
+  const double dtt = ((t.Ss + t.Si) * NNZ + t.Si * (N + 1) + 2 * t.Ss * N) / t.B;  // eq. (31)
+  return ct + (transfer ? dtt : 0);
+}
+
+double paper_ell(const RowLengthStats& s, int tau, const ModelHardware& hw, bool transfer) {
+  const auto t = terms(tau, hw);
+  const double N = double(s.nrows), K = double(s.max), EQ = s.fractile_mean(), P0 = s.prob_gt(0);
+  const double ct = P0 * N / t.C *
+                    ((std::ceil(t.Si * K / t.BWb) + std::ceil(t.Ss * K / t.BWb)) / t.CR +
+                     t.Ss * std::max(0.0, K - t.BS) / (t.CR * t.Ss) + 2 / t.CR + 2 * EQ / t.F);  // eq. (42)
+  const double dtt = (P0 * N * K * (t.Ss + t.Si) + t.Si * P0 * N + 2 * t.Ss * N) / t.B;  // eq. (38)
+  return ct + (transfer ? dtt : 0);
+}
+
+double paper_hyb(const RowLengthStats& s, std::int64_t Kint, int tau, const ModelHardware& hw, bool transfer) {
+  const auto t = terms(tau, hw);
+  const double N = double(s.nrows), K = double(Kint), P0 = s.prob_gt(0), PK = s.prob_gt(Kint);
+  const double coo_nnz = std::max(0.0, s.nnz_gt(Kint) - K * PK * N);
+  const double ct_coo = coo_nnz / t.C * (4 / t.CR + 1 / t.F) +
+                        PK * N * t.W / t.C * std::ceil(std::max(0.0, s.mean_gt(Kint) - K) / t.W) / t.F;  // eq. (46)
+  const double ct_ell = P0 * N / t.C *
+                        ((std::ceil(t.Si * K / t.BWb) + std::ceil(t.Ss * K / t.BWb)) / t.CR +
+                         std::ceil(t.Ss * std::max(0.0, K - t.BS) / t.BWb) / t.CR + 2 / t.CR +
+                         2 * s.mean_le(Kint) / t.F);  // eq. (47)
+  const double dtt = (coo_nnz * (t.Ss + 2 * t.Si) + (t.Ss + t.Si) * P0 * N * K + t.Si * P0 * N + 2 * t.Ss * N) /
+                     t.B;  // eq. (45)
+  return ct_coo + ct_ell + (transfer ? dtt : 0);  // eq. (50)
+}
+
+std::int64_t paper_hyb_k(const RowLengthStats& s, int tau, const ModelHardware& hw, bool transfer) {
+  std::int64_t best = static_cast<std::int64_t>(s.mean);
+  double bt = 1e300;
+  for (std::int64_t K = static_cast<std::int64_t>(s.mean); K <= s.max; ++K) {
+    const double v = paper_hyb(s, K, tau, hw, transfer);
+    if (v < bt) {
+      bt = v;
+      best = K;
+    }
+  }
+  return best;
+}
+
+std::int64_t model_hyb_k(const PatternStats& s, int tau, const ModelHardware& hw) {
+  std::int64_t best = 0;
+  double bt = 1e300;
+  // Algorithm 2 starts at E(X); a mean inflated by a few very long rows
+  // would exclude the best K (the short rows' width), so this search covers
+  // [0, max]; beyond a few thousand candidates, a geometric grid.
+  for (std::int64_t K = 0; K <= s.rows.max;
+       K = K < 4096 ? K + 1 : K + K / 64) {
+    const double v = estimate(Format::Hyb, s, tau, hw, 1e30, K).seconds;
+    if (v < bt) {
+      bt = v;
+      best = K;
+    }
+  }
+  return best;
+}
+
+// --- Calibration files -----------------------------------------------------
+
+ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot read calibration file " + path);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (const auto h = line.find('#'); h != std::string::npos) line.resize(h);
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) {
+      if (line.find_first_not_of(" \t\r") != std::string::npos) throw ParseError(path, lineno, "expected key = value");
+      continue;
+    }
+    auto trim = [](std::string v) {
+      const auto b = v.find_first_not_of(" \t\r"), e = v.find_last_not_of(" \t\r");
+      return b == std::string::npos ? std::string() : v.substr(b, e - b + 1);
+    };
+    const std::string k = trim(line.substr(0, eq)), v = trim(line.substr(eq + 1));
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    const bool num = end && end != v.c_str() && *end == '\0';
+    if (k == "name") { hw.name = v; continue; }
+    if (!num) throw ParseError(path, lineno, "'" + k + "' needs a number, got '" + v + "'");
+    if (k == "bandwidth_gbs") hw.bandwidth_gbs = d;
+    else if (k == "l2_bytes") hw.l2_bytes = static_cast<std::int64_t>(d);
+    else if (k == "processors") hw.processors = static_cast<int>(d);
+    else if (k == "cores") hw.cores = static_cast<int>(d);
+    else if (k == "warp") hw.warp = static_cast<int>(d);
+    else if (k == "block") hw.block = static_cast<int>(d);
+    else if (k == "memory_clock_ghz") hw.memory_clock_ghz = d;
+    else if (k == "bus_width_bits") hw.bus_width_bits = static_cast<int>(d);
+    else if (k == "core_clock_ghz") hw.core_clock_ghz = d;
+    else if (k == "pcie_gbs") hw.pcie_gbs = d;
+    else if (k == "launch_us") hw.launch_us = d;
+    else if (k == "l2_gain") hw.l2_gain = d;
+    else if (k == "serial_ns") hw.serial_ns = d;
+    else if (k.rfind("efficiency.", 0) == 0) {
+      parse_format(k.substr(11));  // unknown names are errors
+      hw.efficiency[k.substr(11)] = d;
+    } else
+      throw ParseError(path, lineno, "unknown key '" + k + "'");
+  }
+  hw.calibrated = true;
+  return hw;
+}
+
+void write_calibration(const std::string& path, const ModelHardware& hw) {
+  std::ofstream out(path);
+  if (!out) throw IoError("cannot write " + path);
+  out << "# kspmv performance-model calibration (kspmv calibrate)\n"
+      << "name = " << hw.name << "\nbandwidth_gbs = " << hw.bandwidth_gbs << "\nl2_bytes = " << hw.l2_bytes
+      << "\nprocessors = " << hw.processors << "\ncores = " << hw.cores << "\nwarp = " << hw.warp
+      << "\nblock = " << hw.block << "\nmemory_clock_ghz = " << hw.memory_clock_ghz
+      << "\nbus_width_bits = " << hw.bus_width_bits << "\ncore_clock_ghz = " << hw.core_clock_ghz
+      << "\npcie_gbs = " << hw.pcie_gbs << "\nlaunch_us = " << hw.launch_us << "\nl2_gain = " << hw.l2_gain
+      << "\nserial_ns = " << hw.serial_ns << "\n";
+  for (const auto& [k, v] : hw.efficiency) out << "efficiency." << k << " = " << v << "\n";
+}
+
+namespace {
+std::mutex g_model_mutex;
+ModelHardware* g_model = nullptr;
+}  // namespace
+
+const ModelHardware& default_model() {
+  std::lock_guard<std::mutex> lock(g_model_mutex);
+  if (!g_model) {
+    g_model = new ModelHardware();
+    if (const char* p = std::getenv("KSPMV_CALIBRATION"); p && *p) *g_model = read_calibration(p);
+  }
+  return *g_model;
+}
+
+void set_default_model(const ModelHardware& hw) {
+  std::lock_guard<std::mutex> lock(g_model_mutex);
+  if (!g_model) g_model = new ModelHardware();
+  *g_model = hw;
+}
+
+}  // namespace kspmv

@@ -1,0 +1,155 @@
+// The performance model: the paper's equations on a hand-computed PMF, the
+// HYB K searches on distributions whose optimum is known, the storage model
+// against the formats' real storage, calibration files, and a calibration
+// run (tiny, on whatever device the tests run on).
+#include <cstdio>
+#include <fstream>
+
+#include "test_support.hpp"
+
+using namespace kspmv;
+
+namespace {
+// A toy device whose units make the equations easy to check by hand:
+// C = 2 stream processors, W = 2, BS = 2, CR = 1 Hz, BW = 8 bytes, F = 1.
+ModelHardware toy() {
+  ModelHardware hw;
+  hw.cores = 2;
+  hw.warp = 2;
+  hw.block = 2;
+  hw.memory_clock_ghz = 1e-9;
+  hw.bus_width_bits = 64;
+  hw.core_clock_ghz = 1e-9;
+  hw.pcie_gbs = 1e-9;  // B = 1 byte/s
+  return hw;
+}
+}  // namespace
+
+TEST(PaperModel, EquationsOnAHandComputedPmf) {
+  // Rows of 1, 2, 3, 6 entries: N 4, NNZ 12, E(X) 3; with W = 2 the
+  // 2-fractiles are 2 and 6, E(Q) = 4. Single precision: S_s = S_i = 4.
+  const auto s = row_length_stats({1, 2, 3, 6}, 10, 2);
+  ASSERT_DOUBLE_EQ(s.fractile_mean(), 4.0);
+  const auto hw = toy();
+  // eq. (29): 12/2 (2 + 2) + 12/2 + 4*2/2 ceil(3/2) = 24 + 6 + 8
+  EXPECT_DOUBLE_EQ(paper_coo(s, 4, hw), 38.0);
+  // eq. (36): 4/2 ((2 + 2) + 2 + 4 + 4 * 3) = 2 * 22
+  EXPECT_DOUBLE_EQ(paper_csr(s, 4, hw), 44.0);
+  // eq. (42), K = 6: 4/2 ((3 + 3) + 4 (6 - 2)/4 + 2 + 2 * 4) = 2 * 20
+  EXPECT_DOUBLE_EQ(paper_ell(s, 4, hw), 40.0);
+  // eq. (49), K = 2: COO 5 entries: 5/2 (4 + 1) + 0.5*4*2/2 ceil((4.5 - 2)/2)
+  // = 12.5 + 4; ELL: 4/2 ((1 + 1) + 0 + 2 + 2 * 1.5) = 14.
+  EXPECT_DOUBLE_EQ(paper_hyb(s, 2, 4, hw), 30.5);
+  // eq. (25): DTT = ((4 + 8) 12 + 2 * 4 * 4) / 1 = 176 added on request.
+  EXPECT_DOUBLE_EQ(paper_coo(s, 4, hw, true), 38.0 + 176.0);
+  // Algorithm 2 searches [E(X), max] = [3, 6] for the smallest eq. (50).
+  const auto K = paper_hyb_k(s, 4, hw);
+  EXPECT_GE(K, 3);
+  EXPECT_LE(K, 6);
+  for (std::int64_t k = 3; k <= 6; ++k) EXPECT_LE(paper_hyb(s, K, 4, hw), paper_hyb(s, k, 4, hw));
+}
+
+TEST(TrafficModel, HybSplitOnConstructedDistributions) {
+  ModelHardware hw;
+  // 4000 rows of 4 and one row of 10000: ELL must hold exactly the short
+  // rows (K = 4); each further column costs a padded slot per row for one
+  // entry moved out of COO.
+  std::vector<std::int64_t> len(4000, 4);
+  len.push_back(10000);
+  PatternStats s;
+  s.lengths = len;
+  s.rows = row_length_stats(len, 20000);
+  EXPECT_EQ(model_hyb_k(s, 8, hw), 4);
+  // The paper's Algorithm 2 starts at E(X) = 6.5 and cannot find it.
+  EXPECT_GE(paper_hyb_k(s.rows, 8, hw), 6);
+  // All rows equal: no COO part at all (saves its launches).
+  PatternStats u;
+  u.lengths.assign(5000, 7);
+  u.rows = row_length_stats(u.lengths, 5000);
+  EXPECT_EQ(model_hyb_k(u, 8, hw), 7);
+  EXPECT_EQ(paper_hyb_k(u.rows, 8, hw), 7);
+  // The 1/3 rule's K is what estimate() uses when hyb_k < 0.
+  EXPECT_EQ(estimate(Format::Hyb, s, 8, hw).note, "K=4");
+}
+
+TEST(TrafficModel, StorageModelMatchesTheFormats) {
+  const auto a = generate<double>("lap2d:64");
+  const auto s = pattern_stats(a, 8, 512);
+  ModelHardware hw;
+  EXPECT_EQ(s.diagonals, 5);
+  for (Format f : {Format::Csr, Format::Ell, Format::Dia}) {
+    const auto m = Matrix<double>::convert(a, f);
+    EXPECT_NEAR(estimate(f, s, 8, hw).storage_bytes, double(m.storage_bytes()), 0.02 * double(m.storage_bytes()))
+        << format_name(f);
+  }
+  // Refusals agree with the conversions' fill limit.
+  const auto p = generate<double>("powerlaw:3000:6:seed=2");
+  const auto sp = pattern_stats(p, 8, 512);
+  const bool ell_ok = estimate(Format::Ell, sp, 8, hw, 3.0).feasible;
+  bool converts = true;
+  try {
+    Matrix<double>::convert(p, Format::Ell);
+  } catch (const FormatCannotHoldError&) {
+    converts = false;
+  }
+  EXPECT_EQ(ell_ok, converts);
+  // The pick is feasible, and Format::Auto converts to it.
+  const Format f = pick(sp, 8, default_model());
+  EXPECT_TRUE(estimate(f, sp, 8, hw).feasible);
+  EXPECT_EQ(Matrix<double>::convert(p, Format::Auto).format(), f);
+  EXPECT_THROW(estimate(Format::Auto, sp, 8, hw), InvalidArgumentError);
+}
+
+TEST(TrafficModel, HybKChoicesInTheConversion) {
+  const auto a = generate<double>("powerlaw:5000:6:seed=4");
+  for (std::int64_t rule : {kHybKOneThird, kHybKModel, kHybKPaper}) {
+    ConvertOptions o;
+    o.hyb_k = rule;
+    const auto m = Matrix<double>::convert(a, Format::Hyb, o);
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.0));
+    std::string k_rule;
+    for (const auto& [k, v] : m.properties())
+      if (k == "k_rule") k_rule = v;
+    EXPECT_EQ(k_rule, rule == kHybKOneThird ? "one third" : rule == kHybKModel ? "model" : "paper eq. 50");
+  }
+  ConvertOptions bad;
+  bad.hyb_k = -7;
+  EXPECT_THROW(Matrix<double>::convert(a, Format::Hyb, bad), InvalidArgumentError);
+}
+
+TEST(Calibration, FileRoundTripAndErrors) {
+  ModelHardware hw;
+  hw.name = "test device";
+  hw.bandwidth_gbs = 1234.5;
+  hw.launch_us = 2.5;
+  hw.efficiency["evc-hyb"] = 0.75;
+  const std::string path = ::testing::TempDir() + "kspmv_test.cal";
+  write_calibration(path, hw);
+  const auto back = read_calibration(path);
+  EXPECT_EQ(back.name, "test device");
+  EXPECT_DOUBLE_EQ(back.bandwidth_gbs, 1234.5);
+  EXPECT_DOUBLE_EQ(back.launch_us, 2.5);
+  EXPECT_DOUBLE_EQ(back.efficiency.at("evc-hyb"), 0.75);
+  EXPECT_TRUE(back.calibrated);
+  for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n"}) {
+    std::ofstream(path) << bad;
+    EXPECT_THROW(read_calibration(path), Error) << bad;
+  }
+  EXPECT_THROW(read_calibration("/nonexistent/kspmv.cal"), IoError);
+}
+
+TEST(Calibration, QuickRunFitsEveryFormat) {
+  CalibrationOptions co;
+  co.scale = 2e-4;  // tiny matrices: this checks the procedure, not a device
+  co.budget_seconds = 60;
+  const auto hw = calibrate_model<double>(co);
+  EXPECT_TRUE(hw.calibrated);
+  EXPECT_GT(hw.bandwidth_gbs, 0);
+  EXPECT_GT(hw.launch_us, 0);
+  EXPECT_GE(hw.l2_gain, 1.0);
+  for (const auto& d : known_formats()) {
+    if (d.format == Format::Auto) continue;
+    ASSERT_TRUE(hw.efficiency.count(d.name)) << d.name;
+    EXPECT_GT(hw.efficiency.at(d.name), 0) << d.name;
+  }
+}
