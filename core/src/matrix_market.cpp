@@ -251,12 +251,22 @@ HostCsr<Scalar> parse_matrix_market(std::string_view text, const std::string& so
   if (static_cast<long double>(h.entries) > static_cast<long double>(h.rows) * h.cols)
     cur.fail("size line announces " + std::to_string(h.entries) + " entries, more than a " +
              std::to_string(h.rows) + " x " + std::to_string(h.cols) + " matrix holds");
+  if (opts.max_dimension > 0 && (h.rows > opts.max_dimension || h.cols > opts.max_dimension))
+    throw LimitError(where + "matrix is " + std::to_string(h.rows) + " x " + std::to_string(h.cols) +
+                     ", past the reader's limit of " + std::to_string(opts.max_dimension) + " rows or columns");
+  if (opts.max_entries > 0 && h.entries > opts.max_entries)
+    throw LimitError(where + "size line announces " + std::to_string(h.entries) +
+                     " entries, past the reader's limit of " + std::to_string(opts.max_entries));
   if (header_out) *header_out = h;
 
   const bool pattern = h.field == "pattern";
   const bool integer_field = h.field == "integer";
   HostCoo<Scalar> coo(h.rows, h.cols);
-  const std::size_t expect = static_cast<std::size_t>(h.entries) * ((symmetric || skew) ? 2 : 1);
+  // Reserve for what the file can hold (an entry line takes >= 6 bytes), not
+  // for what its size line claims: a lying size line must not allocate.
+  const std::size_t can_hold = text.size() / 6 + 1;
+  const std::size_t expect =
+      std::min(static_cast<std::size_t>(h.entries), can_hold) * ((symmetric || skew) ? 2 : 1);
   coo.row.reserve(expect);
   coo.col.reserve(expect);
   coo.val.reserve(expect);

@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -262,6 +263,25 @@ class Matrix {
       m.auto_picked_ = true;
       return m;
     }
+    try {
+      return convert_to(a, f, opt);
+    } catch (const std::bad_alloc&) {
+      // Host vectors and Kokkos allocations (RawMemoryAllocationFailure)
+      // both land here: a typed error, nothing half-built left behind.
+      throw OutOfMemoryError(std::string(format_name(f)) + ": conversion of a " + std::to_string(a.nrows) + " x " +
+                             std::to_string(a.ncols) + " matrix with " + std::to_string(a.nnz()) +
+                             " entries ran out of memory");
+    }
+  }
+
+  // From a Kokkos Kernels matrix (copied through the host once).
+  template <class CrsMatrixType>
+  static Matrix from_kokkos_kernels(const CrsMatrixType& A, Format f, const ConvertOptions& opt = {}) {
+    return convert(host_csr_from_kokkos_kernels(A), f, opt);
+  }
+
+ private:
+  static Matrix convert_to(const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
     Matrix m;
     m.format_ = f;
     m.nrows_ = a.nrows;
@@ -288,11 +308,7 @@ class Matrix {
     return m;
   }
 
-  // From a Kokkos Kernels matrix (copied through the host once).
-  template <class CrsMatrixType>
-  static Matrix from_kokkos_kernels(const CrsMatrixType& A, Format f, const ConvertOptions& opt = {}) {
-    return convert(host_csr_from_kokkos_kernels(A), f, opt);
-  }
+ public:
 
   // y = alpha * A * x + beta * y on `space` (asynchronous, like any Kokkos
   // kernel: fence the space before reading y on the host).

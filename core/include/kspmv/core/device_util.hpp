@@ -110,5 +110,31 @@ constexpr int default_team_size() {
 }
 
 
+// Bytes free in ExecSpace's memory: cudaMemGetInfo on CUDA, the host's
+// available memory on host backends; -1 when unknown.
+template <class ExecSpace>
+std::int64_t device_available_bytes() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    std::size_t free_b = 0, total = 0;
+    if (cudaMemGetInfo(&free_b, &total) == cudaSuccess) return static_cast<std::int64_t>(free_b);
+    cudaGetLastError();
+    return -1;
+  }
+#endif
+  return host_available_bytes();
+}
+
+// Before a format builds padded storage: host staging and the device copy
+// must both fit, else a typed OutOfMemoryError instead of a crash.
+// `budget` > 0 is a cap the caller set (ConvertOptions::memory_budget_bytes).
+template <class ExecSpace>
+void check_allocation(std::int64_t bytes, const std::string& what, std::int64_t budget = 0) {
+  if (budget > 0) check_fits(bytes, budget, what, "the memory budget");
+  check_fits(bytes, host_available_bytes(), what, "the host");
+  if (!is_host_space<ExecSpace>()) check_fits(bytes, device_available_bytes<ExecSpace>(), what, "the device");
+}
+
+
 }  // namespace detail
 }  // namespace kspmv

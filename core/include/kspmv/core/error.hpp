@@ -22,6 +22,7 @@ enum class ErrorCode {
   FormatCannotHold, // a format's conversion refuses this matrix
   Io,               // a file could not be opened, read or written
   OutOfMemory,      // an allocation larger than the memory available
+  Limit,            // input past a limit the caller set (untrusted input)
 };
 
 const char* error_code_name(ErrorCode code);
@@ -51,6 +52,19 @@ struct FormatCannotHoldError : Error {
   explicit FormatCannotHoldError(const std::string& w)
       : Error(ErrorCode::FormatCannotHold, w) {}
 };
+struct OutOfMemoryError : Error {
+  explicit OutOfMemoryError(const std::string& w) : Error(ErrorCode::OutOfMemory, w) {}
+};
+struct LimitError : Error {
+  explicit LimitError(const std::string& w) : Error(ErrorCode::Limit, w) {}
+};
+
+// Memory the host could still give (MemAvailable), in bytes; -1 unknown.
+std::int64_t host_available_bytes();
+// Throws OutOfMemoryError when `bytes` exceed `available` (>= 0), naming
+// what needed them.
+void check_fits(std::int64_t bytes, std::int64_t available, const std::string& what, const char* where);
+
 struct IoError : Error {
   explicit IoError(const std::string& w) : Error(ErrorCode::Io, w) {}
 };

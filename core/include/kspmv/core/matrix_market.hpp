@@ -22,6 +22,10 @@ enum class NonFinitePolicy { Keep, Reject };
 
 struct MatrixMarketReadOptions {
   NonFinitePolicy nonfinite = NonFinitePolicy::Keep;  // Reject: NaN/Inf is a ParseError
+  // Limits for untrusted input (0: none beyond 32-bit indices): a size line
+  // past them is a LimitError before anything is allocated.
+  std::int64_t max_dimension = 0;  // rows and columns
+  std::int64_t max_entries = 0;    // entries the size line announces
   ProgressFn progress;
 };
 

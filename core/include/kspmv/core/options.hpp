@@ -51,6 +51,9 @@ struct ConvertOptions {
   // window, in bytes; 0 = the most one team may use on the device (eqs. 1-2
   // of the paper then give the partition count).
   std::int64_t ehyb_shared_bytes = 0;
+  // Padded formats (DIA, ELL, ELLR, HYB's ELL) check their storage against
+  // the memory available before building it; a budget > 0 caps it further.
+  std::int64_t memory_budget_bytes = 0;
   ProgressFn progress;  // long conversions report here
 };
 

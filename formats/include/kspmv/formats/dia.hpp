@@ -72,6 +72,9 @@ DiaDevice<Scalar, ExecSpace> to_dia(const HostCsr<Scalar>& a, const ConvertOptio
   if (slots > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("dia: " + std::to_string((long long)slots) +
                                 " stored values exceed its 32-bit index");
+  detail::check_allocation<ExecSpace>(static_cast<std::int64_t>(slots) * static_cast<std::int64_t>(sizeof(Scalar)),
+                                      "dia: " + std::to_string(offs.size()) + " padded diagonals",
+                                      opt.memory_budget_bytes);
   d.ndiag = static_cast<int>(offs.size());
   d.pitch = static_cast<int>(pitch);
   std::vector<Scalar> data(static_cast<std::size_t>(slots), Scalar(0));

@@ -52,6 +52,9 @@ EllDevice<Scalar, ExecSpace> build_ell(const HostCsr<Scalar>& a, std::int64_t K,
   if (static_cast<long double>(pitch) * K > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("ell: " + std::to_string(pitch) + " padded rows x width " + std::to_string(K) +
                                 " exceed its 32-bit index");
+  check_allocation<ExecSpace>(pitch * K * static_cast<std::int64_t>(sizeof(Scalar) + sizeof(int)),
+                              "ell: " + std::to_string(pitch) + " padded rows x width " + std::to_string(K),
+                              opt.memory_budget_bytes);
   e.width = static_cast<int>(K);
   e.pitch = static_cast<int>(pitch);
   std::vector<int> idx(static_cast<std::size_t>(pitch * K), -1);
