@@ -23,7 +23,7 @@ fi
 if [[ $what == sanitize || $what == all ]]; then
   # The format tests on generated matrices cover every kernel (tuned and
   # portable); the real-matrix loop is left out to keep the run short.
-  filter='AllFormats/FormatTest.EdgeShapes*:AllFormats/FormatTest.Generated*:AllFormats/FormatTest.OneHuge*:Pkt.*:Hyb.*'
+  filter='AllFormats/FormatTest.EdgeShapes*:AllFormats/FormatTest.Generated*:AllFormats/FormatTest.OneHuge*:Pkt.*:Hyb.*:EvcHyb.*:Ehyb.*'
   for tool in memcheck racecheck synccheck; do
     echo "== compute-sanitizer --tool $tool"
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$tests" --gtest_brief=1 --gtest_filter="$filter" 2>&1 |

@@ -79,7 +79,9 @@ TEST(EvcHyb, TableThreeColumnsFromRowLengths) {
   for (std::size_t i = 0; i < len.size(); ++i) shuffled[(i * 37) % len.size()] = len[i];
   const auto a = with_lengths(shuffled, 6000);
   ASSERT_EQ(a.nnz(), 300 + 250 + 8000 + 10000);
-  auto p = props(Matrix<double>::convert(a, Format::EvcHyb));
+  ConvertOptions paper;
+  paper.evc_split = 128;  // the paper's split, whatever the device
+  auto p = props(Matrix<double>::convert(a, Format::EvcHyb, paper));
   // 150 short rows -> Isplit 128 (whole slices); slices of widths 3,3,3,5.
   EXPECT_EQ(p["isplit"], "128");
   EXPECT_EQ(p["nnz_ell"], std::to_string(96 * 3 + 32 * 5));
@@ -121,7 +123,9 @@ TEST(EvcHyb, RowLengthShapes) {
                                      {"multiples of 32", mult32, 256}};
   for (const auto& s : shapes) {
     const auto a = with_lengths(s.len, 30000);
-    auto p = props(Matrix<double>::convert(a, Format::EvcHyb));
+    ConvertOptions paper;
+    paper.evc_split = 128;
+    auto p = props(Matrix<double>::convert(a, Format::EvcHyb, paper));
     EXPECT_EQ(p["isplit"], std::to_string(s.isplit)) << s.name;
     EXPECT_EQ(std::stoll(p["isplit"]) % 32, 0) << s.name;
     check_both_kernels(a, Format::EvcHyb, s.name);

@@ -147,9 +147,12 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   EXPECT_GT(hw.bandwidth_gbs, 0);
   EXPECT_GT(hw.launch_us, 0);
   EXPECT_GE(hw.l2_gain, 1.0);
-  for (const auto& d : known_formats()) {
-    if (d.format == Format::Auto) continue;
-    ASSERT_TRUE(hw.efficiency.count(d.name)) << d.name;
-    EXPECT_GT(hw.efficiency.at(d.name), 0) << d.name;
+  // Most formats get a fitted efficiency (a run bounded by one lane's
+  // serial chain keeps the default), and every estimate stays finite.
+  EXPECT_GE(hw.efficiency.size() + hw.efficiency_irregular.size(), known_formats().size());
+  const auto s = pattern_stats(generate<double>("lap2d:50"), 8, 64);
+  for (const auto& e : estimate_all(s, 8, hw)) {
+    EXPECT_TRUE(std::isfinite(e.seconds)) << format_name(e.format);
+    EXPECT_GT(e.seconds, 0) << format_name(e.format);
   }
 }

@@ -17,9 +17,14 @@ namespace {
 constexpr int kIndex = 4;  // S_i: 32-bit indices
 std::int64_t pitch_of(std::int64_t n) { return (n + 31) / 32 * 32; }
 
-double efficiency(const ModelHardware& hw, Format f) {
-  const auto it = hw.efficiency.find(format_name(f));
-  return it == hw.efficiency.end() || it->second <= 0 ? 0.8 : it->second;
+double efficiency(const ModelHardware& hw, Format f, double cv) {
+  auto get = [&](const std::map<std::string, double>& m, double dflt) {
+    const auto it = m.find(format_name(f));
+    return it == m.end() || it->second <= 0 ? dflt : it->second;
+  };
+  const double reg = get(hw.efficiency, 0.8), irr = get(hw.efficiency_irregular, reg);
+  const double w = std::clamp((cv - 0.3) / 0.7, 0.0, 1.0);
+  return std::exp((1 - w) * std::log(reg) + w * std::log(irr));
 }
 
 // CUSP's vector length rule (csr, csr-vector).
@@ -190,10 +195,12 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   e.bytes = bytes;
   e.padding = nnz > 0 ? slots / nnz - 1 : 0;
   const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
-  const double bw = hw.bandwidth_gbs * 1e9 * (in_l2 ? hw.l2_gain : 1.0) * efficiency(hw, f);
+  const double cv = s.rows.mean > 0 ? s.rows.stddev / s.rows.mean : 0.0;
+  const double bw = hw.bandwidth_gbs * 1e9 * (in_l2 ? hw.l2_gain : 1.0) * efficiency(hw, f, cv);
+  e.chain_seconds = chain_elems * hw.serial_ns * 1e-9;
   // The longest serial chain bounds the time from below; it does not add to
   // the traffic, which the other lanes move meanwhile.
-  e.seconds = e.launches * hw.launch_us * 1e-6 + std::max(bytes / bw, chain_elems * hw.serial_ns * 1e-9);
+  e.seconds = e.launches * hw.launch_us * 1e-6 + std::max(bytes / bw, e.chain_seconds);
   return e;
 }
 
@@ -351,6 +358,9 @@ ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
     else if (k.rfind("efficiency.", 0) == 0) {
       parse_format(k.substr(11));  // unknown names are errors
       hw.efficiency[k.substr(11)] = d;
+    } else if (k.rfind("efficiency_irregular.", 0) == 0) {
+      parse_format(k.substr(21));
+      hw.efficiency_irregular[k.substr(21)] = d;
     } else
       throw ParseError(path, lineno, "unknown key '" + k + "'");
   }
@@ -369,6 +379,7 @@ void write_calibration(const std::string& path, const ModelHardware& hw) {
       << "\npcie_gbs = " << hw.pcie_gbs << "\nlaunch_us = " << hw.launch_us << "\nl2_gain = " << hw.l2_gain
       << "\nserial_ns = " << hw.serial_ns << "\n";
   for (const auto& [k, v] : hw.efficiency) out << "efficiency." << k << " = " << v << "\n";
+  for (const auto& [k, v] : hw.efficiency_irregular) out << "efficiency_irregular." << k << " = " << v << "\n";
 }
 
 namespace {

@@ -103,16 +103,27 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   const auto tiny = generate<Scalar>("lap1d:2000");
   hw.launch_us = time_of(tiny, Format::CsrVector, {}) * 1e6;
   log("launch " + std::to_string(hw.launch_us) + " us");
-  // Efficiencies on matrices past L2: a 3D stencil and a power-law graph.
+  // A lane's serial chain first (the efficiency fits leave out runs it
+  // bounds): one long row walked by csr-scalar.
+  {
+    const std::int64_t len = static_cast<std::int64_t>(std::max(2000.0, 2e5 * std::min(1.0, co.scale * 10)));
+    HostCoo<Scalar> c(64, len);
+    for (std::int64_t j = 0; j < len; ++j) c.add(3, static_cast<ordinal_t>(j), Scalar(1));
+    const auto a = to_csr(c);
+    const double t = time_of(a, Format::CsrScalar, {});
+    hw.serial_ns = std::max(0.1, (t - hw.launch_us * 1e-6) / double(len) * 1e9);
+    log("serial chain " + std::to_string(hw.serial_ns) + " ns per entry");
+  }
+  // Efficiencies on two matrices past L2: a 3D stencil (regular rows) and
+  // a power-law graph (irregular rows), one efficiency each.
   const auto side = static_cast<std::int64_t>(std::max(8.0, 120 * std::cbrt(co.scale)));
   const auto rows = static_cast<std::int64_t>(std::max(2000.0, 1.5e6 * co.scale));
-  const std::vector<HostCsr<Scalar>> big = {generate<Scalar>("lap3d:" + std::to_string(side)),
-                                            generate<Scalar>("powerlaw:" + std::to_string(rows) + ":8")};
-  std::vector<PatternStats> stats;
-  for (const auto& a : big) stats.push_back(pattern_stats(a, tau, window(a)));
-  ModelHardware unit = hw;  // efficiency 1, so estimate() gives the ideal time
+  const HostCsr<Scalar> regular = generate<Scalar>("lap3d:" + std::to_string(side));
+  const HostCsr<Scalar> irregular = generate<Scalar>("powerlaw:" + std::to_string(rows) + ":8");
+  const PatternStats s_reg = pattern_stats(regular, tau, window(regular));
+  const PatternStats s_irr = pattern_stats(irregular, tau, window(irregular));
+  ModelHardware unit = hw;  // efficiency 1 and no L2 gain: estimate() gives the ideal traffic time
   unit.l2_gain = 1;
-  unit.serial_ns = 0;
   for (const auto& d : known_formats()) {
     if (d.format == Format::Auto) continue;
     if (budget.seconds() > co.budget_seconds) {
@@ -120,27 +131,26 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       continue;
     }
     unit.efficiency[d.name] = 1.0;
-    double logsum = 0;
-    int used = 0;
-    for (std::size_t i = 0; i < big.size(); ++i) {
+    unit.efficiency_irregular[d.name] = 1.0;
+    auto fit = [&](const HostCsr<Scalar>& a, const PatternStats& s) -> double {
       ConvertOptions opt;
       opt.max_fill = 1e9;
-      opt.partitioner = Partitioner::Bfs;  // fast enough for a calibration
-      if (d.format == Format::Pkt) opt.partitioner = Partitioner::Contiguous;
+      opt.partitioner = d.format == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
       try {
-        const FormatEstimate e = estimate(d.format, stats[i], tau, unit, opt.max_fill);
-        const double t = time_of(big[i], d.format, opt);
-        const double transfer = t - e.launches * hw.launch_us * 1e-6;
-        const double ideal = e.bytes / (hw.bandwidth_gbs * 1e9);
-        if (transfer > 0) {
-          logsum += std::log(std::min(4.0, ideal / transfer));
-          ++used;
-        }
+        const FormatEstimate e = estimate(d.format, s, tau, unit, opt.max_fill);
+        const double t = time_of(a, d.format, opt) - e.launches * hw.launch_us * 1e-6;
+        // A run bounded by one lane's chain says nothing about bandwidth.
+        if (t <= 0 || e.chain_seconds > 0.5 * t) return 0;
+        return std::clamp(e.bytes / (hw.bandwidth_gbs * 1e9) / t, 0.02, 4.0);
       } catch (const FormatCannotHoldError&) {
+        return 0;
       }
-    }
-    if (used) hw.efficiency[d.name] = std::exp(logsum / used);
-    log(std::string(d.name) + ": efficiency " + std::to_string(used ? hw.efficiency[d.name] : 0.8));
+    };
+    const double er = fit(regular, s_reg), ei = fit(irregular, s_irr);
+    if (er > 0) hw.efficiency[d.name] = er;
+    if (ei > 0) hw.efficiency_irregular[d.name] = ei;
+    log(std::string(d.name) + ": efficiency regular " + (er > 0 ? std::to_string(er) : "n/a") + ", irregular " +
+        (ei > 0 ? std::to_string(ei) : "n/a"));
   }
   // L2 gain: csr-vector on a matrix whose working set fits L2.
   {
@@ -154,16 +164,6 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     const double ideal = e.seconds - e.launches * hw.launch_us * 1e-6;
     hw.l2_gain = std::clamp(ideal / std::max(1e-9, t - e.launches * hw.launch_us * 1e-6), 1.0, 8.0);
     log("L2 gain " + std::to_string(hw.l2_gain));
-  }
-  // A lane's serial chain: one long row walked by csr-scalar.
-  {
-    const std::int64_t len = static_cast<std::int64_t>(std::max(2000.0, 2e5 * std::min(1.0, co.scale * 10)));
-    HostCoo<Scalar> c(64, len);
-    for (std::int64_t j = 0; j < len; ++j) c.add(3, static_cast<ordinal_t>(j), Scalar(1));
-    const auto a = to_csr(c);
-    const double t = time_of(a, Format::CsrScalar, {});
-    hw.serial_ns = std::max(0.1, (t - hw.launch_us * 1e-6) / double(len) * 1e9);
-    log("serial chain " + std::to_string(hw.serial_ns) + " ns per entry");
   }
   hw.calibrated = true;
   return hw;

@@ -52,7 +52,10 @@ struct ModelHardware {
   double launch_us = 4.0;       // one kernel launch, back to back
   double l2_gain = 1.8;         // bandwidth multiple while the working set fits L2
   double serial_ns = 25;        // one element of a lane's serial chain
-  std::map<std::string, double> efficiency;  // per format name; 0.8 if absent
+  // Per format name: bandwidth efficiency on regular matrices (row-length
+  // coefficient of variation <= 0.3) and on irregular ones (>= 1), log-
+  // interpolated between; 0.8 where absent.
+  std::map<std::string, double> efficiency, efficiency_irregular;
   bool calibrated = false;
 };
 
@@ -72,6 +75,7 @@ struct FormatEstimate {
   Format format;
   double seconds = 0;        // traffic model
   double bytes = 0;          // bytes moved per SpMV (model)
+  double chain_seconds = 0;  // the longest serial chain of one lane
   double storage_bytes = 0;  // the format's storage (model)
   double padding = 0;        // stored slots / nnz - 1
   int launches = 1;
@@ -104,7 +108,8 @@ std::int64_t paper_hyb_k(const RowLengthStats& s, int scalar_bytes, const ModelH
 // mean inflated by a few long rows would put the best K below E(X)).
 std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHardware& hw);
 
-// Calibration files: "key = value" lines, '#' comments; efficiency.FORMAT.
+// Calibration files: "key = value" lines, '#' comments; efficiency.FORMAT
+// and efficiency_irregular.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),

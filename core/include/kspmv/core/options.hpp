@@ -44,13 +44,19 @@ struct ConvertOptions {
   // holds for x and y).
   Partitioner partitioner = Partitioner::Auto;
   int pkt_rows = 0;
-  // EVC-HYB: rows of at most evc_split entries go to the sub-ELL part, the
-  // longer ones to vector CSR (the paper's empirical 128).
-  int evc_split = 128;
+  // EVC-HYB: rows of at most evc_split entries go to the sub-ELL part (a
+  // thread per row), the longer ones to vector CSR (a warp or more per
+  // row). 0 = auto: the paper's 128, lowered to 32 x rows / lanes when the
+  // matrix has fewer rows than the device has lanes (thread-per-row
+  // chains of 128 entries would then leave the device idle).
+  int evc_split = 0;
   // EHYB: team scratch (shared memory) per partition for the cached x
   // window, in bytes; 0 = the most one team may use on the device (eqs. 1-2
   // of the paper then give the partition count).
   std::int64_t ehyb_shared_bytes = 0;
+  // EHYB on a GPU: at least this many parts per SM (K of eq. 1 raised to
+  // it), so blocks overlap; 1 gives the paper's K.
+  int ehyb_min_parts_per_sm = 4;
   // Padded formats (DIA, ELL, ELLR, HYB's ELL) check their storage against
   // the memory available before building it; a budget > 0 caps it further.
   std::int64_t memory_budget_bytes = 0;

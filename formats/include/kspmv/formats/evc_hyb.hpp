@@ -6,7 +6,9 @@
 // rows are shorter than its longest pads them, at most 31 rows per length
 // step, as the paper's merge into the next length does). The remaining
 // rows, including the last < 32 short rows, form a vector-CSR part, each
-// row padded to a multiple of 32 entries.
+// row padded to a multiple of 32 entries. (By default the split is lowered
+// from 128 towards 32 when the matrix has fewer rows than the GPU has
+// lanes: ConvertOptions::evc_split.)
 //
 // Threads adapt in both parts: in sub-ELL a thread takes 1 row of the
 // longest blocks (width in (LRmax/2, LRmax]), 2 rows of the next, 4 ...
@@ -97,12 +99,20 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   using D = EvcHybDevice<Scalar, ExecSpace>;
   using M = typename D::memory_space;
   constexpr int L = D::team_lanes;
-  if (opt.evc_split < 0) throw InvalidArgumentError("evc-hyb: evc_split must be >= 0");
+  if (opt.evc_split < 0) throw InvalidArgumentError("evc-hyb: evc_split must be >= 0 (0: auto)");
   D d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;
   d.nnz = a.nnz();
-  d.split = opt.evc_split;
+  const std::int64_t concurrency = std::max<std::int64_t>(1, ExecSpace().concurrency());
+  if (opt.evc_split > 0) {
+    d.split = opt.evc_split;
+  } else {
+    // Auto: 128, unless the rows are too few to keep the lanes busy.
+    const std::int64_t rows_per_lane = std::max<std::int64_t>(1, a.nrows / concurrency);
+    d.split = static_cast<int>(std::clamp<std::int64_t>(32 * rows_per_lane, 32, 128));
+    if (detail::is_host_space<ExecSpace>()) d.split = 128;
+  }
   d.order = opt.output_order;
   d.kernel = opt.kernel;
   const auto len = row_lengths(a);
@@ -142,7 +152,6 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   // Rows per thread: 1 for widths in (LRmax/2, LRmax], 2 for (LRmax/4,
   // LRmax/2], ...; capped so the part keeps about as many threads busy as
   // the device runs at once (the paper's K20X ran 30K, an H100 270K).
-  const std::int64_t concurrency = std::max<std::int64_t>(1, ExecSpace().concurrency());
   const int cap = static_cast<int>(std::max<std::int64_t>(1, isplit / concurrency));
   int team = 0;
   for (auto& b : blocks) {
