@@ -280,7 +280,8 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 
 // One conversion option, as a suite entry or a runner suffix spells it
 // (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N|auto|paper|third, max_fill=F,
-// order=caller|internal, evc_split=N, ehyb_shared=BYTES).
+// order=caller|internal, evc_split=N, ehyb_shared=BYTES,
+// ehyb_min_parts_per_sm=N, ehyb_long_row=N, evc_rows_per_thread=N).
 bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::string& v) {
   if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
     o.partitioner = v == "metis"        ? kspmv::Partitioner::Metis
@@ -300,6 +301,12 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.evc_split = std::stoi(v);
   else if (k == "ehyb_shared" && !v.empty())
     o.ehyb_shared_bytes = std::stoll(v);
+  else if (k == "ehyb_min_parts_per_sm" && !v.empty())
+    o.ehyb_min_parts_per_sm = std::stoi(v);
+  else if (k == "ehyb_long_row" && !v.empty())
+    o.ehyb_long_row = std::stoll(v);
+  else if (k == "evc_rows_per_thread" && !v.empty())
+    o.evc_rows_per_thread = std::stoi(v);
   else
     return false;
   return true;

@@ -126,6 +126,13 @@ TEST(Ehyb, VeryLongRowInsideItsPart) {
   for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
     expect_matches(to_csr(c), small_windows(30000, k), "arrow, one part");
     expect_matches(to_csr(c), small_windows(1024, k), "arrow, many parts");
+    // By default the long row goes whole to the long-row part (lanes per
+    // row by length); with ehyb_long_row = 0 one lane walks it.
+    auto o = small_windows(1024, k);
+    EXPECT_EQ(props(Matrix<double>::convert(to_csr(c), Format::Ehyb, o))["long_rows"], "1");
+    o.ehyb_long_row = 0;
+    EXPECT_EQ(props(Matrix<double>::convert(to_csr(c), Format::Ehyb, o))["long_rows"], "0");
+    expect_matches(to_csr(c), o, "arrow, lane path");
   }
 }
 

@@ -50,6 +50,9 @@ struct ConvertOptions {
   // matrix has fewer rows than the device has lanes (thread-per-row
   // chains of 128 entries would then leave the device idle).
   int evc_split = 0;
+  // EVC-HYB: the most rows one thread takes in the sub-ELL part (0: auto,
+  // the paper's 1, 2, 4... by width, capped so the device stays full).
+  int evc_rows_per_thread = 0;
   // EHYB: team scratch (shared memory) per partition for the cached x
   // window, in bytes; 0 = the most one team may use on the device (eqs. 1-2
   // of the paper then give the partition count).
@@ -57,6 +60,9 @@ struct ConvertOptions {
   // EHYB on a GPU: at least this many parts per SM (K of eq. 1 raised to
   // it), so blocks overlap; 1 gives the paper's K.
   int ehyb_min_parts_per_sm = 4;
+  // EHYB: rows longer than this go whole to a part with a warp or more per
+  // row instead of one lane (0: never).
+  std::int64_t ehyb_long_row = 256;
   // Padded formats (DIA, ELL, ELLR, HYB's ELL) check their storage against
   // the memory available before building it; a budget > 0 caps it further.
   std::int64_t memory_budget_bytes = 0;

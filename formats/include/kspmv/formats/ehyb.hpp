@@ -31,11 +31,13 @@
 
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_info.hpp"
+#include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/permutation.hpp"
+#include "kspmv/formats/csr_adaptive.hpp"
 #if KSPMV_ENABLE_CUDA
 #include "kspmv/backends/cuda/ehyb_cuda.hpp"
 #endif
@@ -51,6 +53,7 @@ struct EhybReport {
   std::int64_t shared_bytes = 0;  // the scratch a part's window may take
   std::int64_t ell_nnz = 0, er_nnz = 0, ell_slots = 0, er_slots = 0;
   std::int64_t er_rows = 0;
+  std::int64_t long_rows = 0, long_nnz = 0;
   double partition_seconds = 0, reorder_seconds = 0;
   double bytes_per_nonzero = 0;      // matrix bytes moved per nonzero
   double csr_bytes_per_nonzero = 0;  // the same for CSR with 32-bit indices
@@ -76,6 +79,13 @@ struct EhybDevice {
   int er_slices = 0;
   Kokkos::View<int*, memory_space> er_width, er_offset, er_col, er_y;
   Kokkos::View<Scalar*, memory_space> er_val;
+  // Long rows (more than ehyb_long_row entries), whole, as CSR sorted by
+  // length with adaptive lanes per row (a warp up to a block): a lane of
+  // the sliced parts would walk them alone.
+  std::vector<TprRange> long_host_ranges;
+  int long_blocks = 0;
+  Kokkos::View<int*, memory_space> long_ranges, long_row_ptr, long_col, long_y;
+  Kokkos::View<Scalar*, memory_space> long_val;
   EhybReport report;
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
@@ -84,7 +94,8 @@ struct EhybDevice {
     return (new_to_old.span() + part_start.span() + part_slice.span() + slice_width.span() + slice_offset.span() +
             er_width.span() + er_offset.span() + er_col.span() + er_y.span()) *
                sizeof(int) +
-           ell_col.span() * sizeof(std::uint16_t) + (ell_val.span() + er_val.span()) * sizeof(Scalar);
+           (long_ranges.span() + long_row_ptr.span() + long_col.span() + long_y.span()) * sizeof(int) +
+           ell_col.span() * sizeof(std::uint16_t) + (ell_val.span() + er_val.span() + long_val.span()) * sizeof(Scalar);
   }
 };
 
@@ -150,19 +161,24 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   if (opt.ehyb_shared_bytes < 0 || opt.ehyb_shared_bytes > limit)
     throw InvalidArgumentError("ehyb: ehyb_shared_bytes = " + std::to_string(opt.ehyb_shared_bytes) +
                                " is outside [0, " + std::to_string(limit) + "], the scratch one team may use here");
-  rep.shared_bytes = opt.ehyb_shared_bytes > 0 ? opt.ehyb_shared_bytes : limit;
+  // Default window: the scratch one team may use, divided among the parts
+  // that should share an SM (ehyb_min_parts_per_sm) so their blocks are
+  // resident together.
+  const int per_sm = detail::is_host_space<ExecSpace>() ? 1 : std::max(1, opt.ehyb_min_parts_per_sm);
+  rep.shared_bytes = opt.ehyb_shared_bytes > 0 ? opt.ehyb_shared_bytes : limit / per_sm;
   const std::int64_t cap = std::min<std::int64_t>(rep.shared_bytes / tau, 65535);  // 0xFFFF marks padding
   if (cap < 32) throw InvalidArgumentError("ehyb: the x window must hold at least 32 values");
   rep.processors = std::max(1, fig.processors);
   // Eq. (1): the smallest K with n * tau / (K * P) below the scratch size,
   // with METIS' 3% imbalance allowed for; no part smaller than a slice.
-  // On the device K is also at least ehyb_min_parts_per_sm (4): with K = 1
-  // each SM runs one block, whose window load and slice work cannot overlap
-  // another block's (measured on the H100: 0.5x of K = 4 on 1M-row
-  // stencils). ehyb_min_parts_per_sm = 1 gives the paper's K.
+  // On the device the window is sized for ehyb_min_parts_per_sm (4) blocks
+  // per SM and K is at least that: with the paper's K each SM ran one block
+  // whose window load and slice work could not overlap another block's
+  // (measured on the H100: 0.5x of CSR on stencils). ehyb_min_parts_per_sm
+  // = 1 gives the paper's eqs. (1)-(2) exactly.
   const std::int64_t n = a.nrows;
   std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * rep.processors - 1) / (cap * rep.processors));
-  if (!detail::is_host_space<ExecSpace>()) K = std::max<std::int64_t>(K, std::max(1, opt.ehyb_min_parts_per_sm));
+  K = std::max<std::int64_t>(K, per_sm);
   const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
   RowPartition part;
   for (int attempt = 0;; ++attempt) {
@@ -192,9 +208,15 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   for (int q = 0; q < rep.parts; ++q)
     for (ordinal_t r = part.part_start[q]; r < part.part_start[q + 1]; ++r) part_of[part.new_to_old[r]] = q;
   std::vector<std::int64_t> in_part(static_cast<std::size_t>(n), 0);
-  for (ordinal_t i = 0; i < n; ++i)
+  std::vector<char> is_long(static_cast<std::size_t>(n), 0);
+  for (ordinal_t i = 0; i < n; ++i) {
+    if (opt.ehyb_long_row > 0 && a.row_length(i) > opt.ehyb_long_row) {
+      is_long[i] = 1;  // stays in its part with no sliced entries
+      continue;
+    }
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
       if (part_of[a.col_idx[k]] == part_of[i]) ++in_part[i];
+  }
   // Inside each part: descending in-part count (ties keep the part's order).
   std::vector<ordinal_t> new_to_old = part.new_to_old;
   for (int q = 0; q < rep.parts; ++q)
@@ -213,6 +235,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     detail::build_slices<std::uint16_t, Scalar>(
         rows,
         [&](ordinal_t orow, std::vector<std::pair<std::uint16_t, Scalar>>& e) {
+          if (is_long[orow]) return;
           for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k)
             if (part_of[a.col_idx[k]] == q)
               e.emplace_back(static_cast<std::uint16_t>(old_to_new[a.col_idx[k]] - ps), a.values[k]);
@@ -226,7 +249,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   for (ordinal_t r = 0; r < n; ++r) {
     const ordinal_t o = new_to_old[r];
     const std::int64_t c = a.row_length(o) - in_part[o];
-    if (c > 0) er_rows.emplace_back(o, c);
+    if (c > 0 && !is_long[o]) er_rows.emplace_back(o, c);
   }
   std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
   std::vector<int> er_width, er_offset, er_col, er_y;
@@ -240,15 +263,36 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
       },
       -1, er_width, er_offset, er_col, er_val, "extra-rows");
   for (const auto& [o, c] : er_rows) er_y.push_back(caller ? o : old_to_new[o]);
+  // Long rows, shortest first (TPR ranges need ascending lengths).
+  std::vector<ordinal_t> longs;
+  for (ordinal_t i = 0; i < n; ++i)
+    if (is_long[i]) longs.push_back(i);
+  std::stable_sort(longs.begin(), longs.end(), [&](ordinal_t u, ordinal_t v) { return a.row_length(u) < a.row_length(v); });
+  std::vector<std::int64_t> lptr(1, 0), llen;
+  std::vector<int> lcol, ly;
+  std::vector<Scalar> lval;
+  for (ordinal_t o : longs) {
+    for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
+      lcol.push_back(caller ? a.col_idx[k] : old_to_new[a.col_idx[k]]);
+      lval.push_back(a.values[k]);
+    }
+    lptr.push_back(static_cast<std::int64_t>(lcol.size()));
+    llen.push_back(a.row_length(o));
+    ly.push_back(caller ? o : old_to_new[o]);
+  }
+  d.long_host_ranges = tpr_ranges(llen, 256, 32);
+  d.long_blocks = d.long_host_ranges.empty() ? 0 : d.long_host_ranges.back().first_block + d.long_host_ranges.back().blocks;
+  rep.long_rows = static_cast<std::int64_t>(longs.size());
+  rep.long_nnz = static_cast<std::int64_t>(lcol.size());
   if (opt.progress) opt.progress("reordering", 1.0);
   // Report.
   rep.ell_slots = static_cast<std::int64_t>(ecol.size());
   rep.er_slots = static_cast<std::int64_t>(er_col.size());
   rep.er_rows = static_cast<std::int64_t>(er_rows.size());
   for (const auto& r : er_rows) rep.er_nnz += r.second;
-  rep.ell_nnz = a.nnz() - rep.er_nnz;
+  rep.ell_nnz = a.nnz() - rep.er_nnz - rep.long_nnz;
   if (a.nnz() > 0) {
-    rep.bytes_per_nonzero = (double(rep.ell_slots) * (tau + 2) + double(rep.er_slots) * (tau + 4) +
+    rep.bytes_per_nonzero = (double(rep.ell_slots) * (tau + 2) + double(rep.er_slots + rep.long_nnz) * (tau + 4) +
                              4.0 * double(er_y.size() + width.size() + er_width.size())) /
                             double(a.nnz());
     rep.csr_bytes_per_nonzero = (double(a.nnz()) * (tau + 4) + 4.0 * double(n + 1)) / double(a.nnz());
@@ -267,20 +311,83 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   d.er_col = detail::upload<int, M>(er_col, "kspmv::ehyb::er_col");
   d.er_val = detail::upload<Scalar, M>(er_val, "kspmv::ehyb::er_val");
   d.er_y = detail::upload<int, M>(er_y, "kspmv::ehyb::er_y");
+  d.long_ranges = detail::upload_ranges<M>(d.long_host_ranges, "kspmv::ehyb::long_ranges");
+  d.long_row_ptr = detail::upload<int, M>(lptr, "kspmv::ehyb::long_row_ptr");
+  d.long_col = detail::upload<int, M>(lcol, "kspmv::ehyb::long_col");
+  d.long_val = detail::upload<Scalar, M>(lval, "kspmv::ehyb::long_val");
+  d.long_y = detail::upload<int, M>(ly, "kspmv::ehyb::long_y");
   ExecSpace().fence();
   rep.reorder_seconds = reorder.seconds();
   d.conversion_seconds = timer.seconds();
   return d;
 }
 
+namespace detail {
+template <class Scalar, class ExecSpace, class XView, class YView>
+void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpace>& A, const XView& x,
+                 Scalar beta, const YView& y);
+template <class Scalar, class ExecSpace, class XView, class YView>
+void ehyb_long_rows(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpace>& A, const XView& x,
+                    const YView& y);
+// Sorted long row -> its entries and its y (added into).
+template <class Scalar, class MemSpace, class YView>
+struct EhybLongRowOf {
+  Kokkos::View<int*, MemSpace> row_ptr, out;
+  YView y;
+  Scalar alpha;
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int& kb, int& ke) const {
+    kb = row_ptr(i);
+    ke = row_ptr(i + 1);
+  }
+  KOKKOS_INLINE_FUNCTION void store(int i, Scalar sum) const { y(out(i)) += alpha * sum; }
+};
+}  // namespace detail
+
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta,
           const YView& y) {
   if (detail::spmv_prologue(space, "ehyb", A.nrows, A.ncols, alpha, x, beta, y)) return;
+  detail::ehyb_sliced(space, alpha, A, x, beta, y);
+  detail::ehyb_long_rows(space, alpha, A, x, y);
+}
+
+namespace detail {
+// Long rows: adaptive lanes per row, added into y (beta = 1) after the
+// sliced parts wrote it.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void ehyb_long_rows(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpace>& A, const XView& x,
+                    const YView& y) {
+  if (A.long_blocks == 0) return;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto && contiguous(x, y)) {
+      const cuda::AdaptiveRows<Scalar> rows{static_cast<int>(A.long_host_ranges.size()),
+                                            reinterpret_cast<const int4*>(A.long_ranges.data()),
+                                            nullptr,
+                                            A.long_row_ptr.data(),
+                                            A.long_col.data(),
+                                            A.long_val.data(),
+                                            A.long_y.data(),
+                                            0};
+      return cuda::adaptive_rows_spmv(space.cuda_stream(), rows, A.long_blocks, alpha, x.data(), Scalar(1), y.data());
+    }
+  }
+#endif
+  const EhybLongRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{A.long_row_ptr, A.long_y, y, alpha};
+  const auto col = A.long_col;
+  const auto val = A.long_val;
+  const auto body = KOKKOS_LAMBDA(const int k, Scalar& s) { s += val(k) * x(col(k)); };
+  for (const auto& r : A.long_host_ranges)
+    adaptive_range_portable<ExecSpace, Scalar>(space, "kspmv::ehyb_long", r.begin, r.end, r.tpr, row_of, body);
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpace>& A, const XView& x,
+                 Scalar beta, const YView& y) {
   const bool caller = A.order == OutputOrder::Caller;
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
+    if (A.kernel == KernelPath::Auto && contiguous(x, y))
       return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, A.report.window_rows, A.part_start.data(),
                              A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
                              A.ell_val.data(), A.er_slices, static_cast<int>(A.report.er_rows), A.er_width.data(),
@@ -291,7 +398,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpa
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
   using scratch_view = Kokkos::View<Scalar*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  const bool host = detail::is_host_space<ExecSpace>();
+  const bool host = is_host_space<ExecSpace>();
   const int team = host ? 1 : 8, vl = host ? 1 : 32;
   const int window = A.report.window_rows;
   const auto perm = A.new_to_old;
@@ -324,7 +431,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpa
               if (c == EhybDevice<Scalar, ExecSpace>::padding) break;
               sum += eval(base + k * 32) * xw(c);
             }
-            detail::combine_y(y, caller ? perm(r) : r, alpha, sum, beta);
+            combine_y(y, caller ? perm(r) : r, alpha, sum, beta);
           });
         });
       });
@@ -356,5 +463,6 @@ void spmv(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, ExecSpa
         });
       });
 }
+}  // namespace detail
 
 }  // namespace kspmv

@@ -152,7 +152,8 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   // Rows per thread: 1 for widths in (LRmax/2, LRmax], 2 for (LRmax/4,
   // LRmax/2], ...; capped so the part keeps about as many threads busy as
   // the device runs at once (the paper's K20X ran 30K, an H100 270K).
-  const int cap = static_cast<int>(std::max<std::int64_t>(1, isplit / concurrency));
+  const int cap = opt.evc_rows_per_thread > 0 ? opt.evc_rows_per_thread
+                                              : static_cast<int>(std::max<std::int64_t>(1, isplit / concurrency));
   int team = 0;
   for (auto& b : blocks) {
     int rpt = 1;

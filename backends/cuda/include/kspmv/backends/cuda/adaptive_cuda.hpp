@@ -42,7 +42,17 @@ __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& 
   if (active) {
     s = a.rows ? ldg(a.rows + i) : i;
     const int begin = ldg(a.row_ptr + s), end = ldg(a.row_ptr + s + 1);
-    for (int k = begin + lane; k < end; k += tpr) {
+    // Four entries' loads in flight per lane: long rows are latency-bound.
+    int k = begin + lane;
+    for (; k + 3 * tpr < end; k += 4 * tpr) {
+      int c[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) c[u] = ldg(a.col + k + u * tpr);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (c[u] >= 0) sum += ldg(a.val + k + u * tpr) * ldg(x + c[u]);
+    }
+    for (; k < end; k += tpr) {
       const int c = ldg(a.col + k);
       if (c >= 0) sum += ldg(a.val + k) * ldg(x + c);
     }

@@ -74,10 +74,14 @@ __global__ void __launch_bounds__(256)
   const int* cp = col + ldg(offset + s) + lane;
   const Scalar* vp = val + ldg(offset + s) + lane;
   Scalar sum = 0;
-  for (int k = 0; k < w; ++k) {
-    const int c = ldg(cp + k * 32);
-    if (c < 0) break;
-    sum += ldg(vp + k * 32) * ldg(x + c);
+  for (int k = 0; k < w; k += 4) {  // four slots' loads in flight
+    int c[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) c[u] = k + u < w ? ldg(cp + (k + u) * 32) : -1;
+    if (c[0] < 0) break;
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (c[u] >= 0) sum += ldg(vp + (k + u) * 32) * ldg(x + c[u]);
   }
   y[ldg(er_y + e)] += alpha * sum;
 }
