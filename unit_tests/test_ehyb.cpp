@@ -43,7 +43,9 @@ TEST(Ehyb, PartsAndWindowFromEquationsOneAndTwo) {
     const auto m = Matrix<double>::convert(a, Format::Ehyb, small_windows(bytes, KernelPath::Portable));
     auto p = props(m);
     const std::int64_t cap = bytes / 8, P = fig.processors, n = a.nrows;
-    const std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * P - 1) / (cap * P));
+    // On a device K is at least ehyb_min_parts_per_sm (4), so blocks overlap.
+    const std::int64_t per_sm = detail::is_host_space<Space>() ? 1 : 4;
+    const std::int64_t K = std::max<std::int64_t>(per_sm, (n * 103 / 100 + cap * P - 1) / (cap * P));
     const std::int64_t parts = std::min(K * P, (n + 31) / 32);
     EXPECT_EQ(p["parts"], std::to_string(parts)) << bytes;
     EXPECT_EQ(p["window_rows"], std::to_string((n + parts - 1) / parts)) << bytes;
