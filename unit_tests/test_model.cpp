@@ -147,9 +147,16 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   EXPECT_GT(hw.bandwidth_gbs, 0);
   EXPECT_GT(hw.launch_us, 0);
   EXPECT_GE(hw.l2_gain, 1.0);
-  // Most formats get a fitted efficiency (a run bounded by one lane's
-  // serial chain keeps the default), and every estimate stays finite.
-  EXPECT_GE(hw.efficiency.size() + hw.efficiency_irregular.size(), known_formats().size());
+  // Fitted efficiencies are positive and named after real formats (a run
+  // bounded by one lane's serial chain keeps the default; how many are
+  // bounded depends on timing, e.g. under sanitizers); every estimate
+  // stays finite.
+  EXPECT_FALSE(hw.efficiency.empty() && hw.efficiency_irregular.empty());
+  for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular})
+    for (const auto& [name, e] : *m) {
+      EXPECT_NO_THROW(parse_format(name));
+      EXPECT_GT(e, 0) << name;
+    }
   const auto s = pattern_stats(generate<double>("lap2d:50"), 8, 64);
   for (const auto& e : estimate_all(s, 8, hw)) {
     EXPECT_TRUE(std::isfinite(e.seconds)) << format_name(e.format);
