@@ -149,6 +149,32 @@ RowPartition bfs_grow(const HostCsr<Scalar>& a, int nparts) {
   return p;
 }
 
+// METIS k-way on the graph of A + A^T: a part label per row.
+template <class Scalar>
+std::vector<int> metis_labels(const HostCsr<Scalar>& a, int nparts, const ProgressFn& progress) {
+  std::vector<int> label(static_cast<std::size_t>(a.nrows), 0);
+#if KSPMV_HAVE_METIS
+  if (progress) progress("partitioning (METIS)", 0.0);
+  std::vector<idx_t> xadj, adj;
+  symmetric_graph(a, xadj, adj);
+  idx_t nv = a.nrows, ncon = 1, np = nparts, objval = 0;
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_SEED] = 1;  // reproducible partitions
+  std::vector<idx_t> part(static_cast<std::size_t>(a.nrows));
+  const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adj.empty() ? nullptr : adj.data(), nullptr, nullptr,
+                                     nullptr, &np, nullptr, nullptr, options, &objval, part.data());
+  if (rc != METIS_OK) throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(rc));
+  for (ordinal_t i = 0; i < a.nrows; ++i) label[i] = static_cast<int>(part[i]);
+  if (progress) progress("partitioning (METIS)", 1.0);
+#else
+  (void)a;
+  (void)nparts;
+  (void)progress;
+#endif
+  return label;
+}
+
 }  // namespace
 
 template <class Scalar>
@@ -167,23 +193,8 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
   std::vector<int> label(static_cast<std::size_t>(n), 0);
   RowPartition p;
   if ((how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1) {
-#if KSPMV_HAVE_METIS
-    if (progress) progress("partitioning (METIS)", 0.0);
-    std::vector<idx_t> xadj, adj;
-    symmetric_graph(a, xadj, adj);
-    idx_t nv = n, ncon = 1, np = nparts, objval = 0;
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_SEED] = 1;  // reproducible partitions
-    std::vector<idx_t> part(static_cast<std::size_t>(n));
-    const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adj.empty() ? nullptr : adj.data(), nullptr, nullptr,
-                                       nullptr, &np, nullptr, nullptr, options, &objval, part.data());
-    if (rc != METIS_OK) throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(rc));
-    for (ordinal_t i = 0; i < n; ++i) label[i] = static_cast<int>(part[i]);
-    p = from_labels(label, nparts, max_rows);
+    p = from_labels(metis_labels(a, nparts, progress), nparts, max_rows);
     p.method = "metis";
-    if (progress) progress("partitioning (METIS)", 1.0);
-#endif
   } else if (how == Partitioner::Rcm) {
     const auto order = rcm(a);
     p = from_labels(label, 1, max_rows);
@@ -210,23 +221,8 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
   RowPartition p;
   const bool metis = (how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1 && n > nparts;
   if (metis) {
-#if KSPMV_HAVE_METIS
-    if (progress) progress("partitioning (METIS)", 0.0);
-    std::vector<idx_t> xadj, adj;
-    symmetric_graph(a, xadj, adj);
-    idx_t nv = n, ncon = 1, np = nparts, objval = 0;
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_SEED] = 1;  // reproducible partitions
-    std::vector<idx_t> part(static_cast<std::size_t>(n));
-    const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adj.empty() ? nullptr : adj.data(), nullptr, nullptr,
-                                       nullptr, &np, nullptr, nullptr, options, &objval, part.data());
-    if (rc != METIS_OK) throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(rc));
-    std::vector<int> label(part.begin(), part.end());
-    p = from_labels(label, nparts, n);
+    p = from_labels(metis_labels(a, nparts, progress), nparts, n);
     p.method = "metis";
-    if (progress) progress("partitioning (METIS)", 1.0);
-#endif
   } else {
     if (how == Partitioner::Bfs || how == Partitioner::Auto) {
       if (progress) progress("partitioning (BFS growing)", 0.0);
