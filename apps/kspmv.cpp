@@ -158,7 +158,7 @@ int cmd_info(const Args& a) {
   if (a.has("predict")) {
     // pmf-model Algorithm 1 over every format, double precision.
     const auto& hw = kspmv::default_model();
-    const auto stats = kspmv::pattern_stats(A, 8, std::max<std::int64_t>(32, (A.nrows + hw.processors - 1) / hw.processors));
+    const auto stats = kspmv::pattern_stats(A, 8, hw);
     std::printf("\nmodel             %s (%s); copy bandwidth %.0f GB/s, launch %.1f us, L2 gain %.2f\n",
                 hw.name.c_str(), hw.calibrated ? "calibrated" : "uncalibrated defaults: kspmv calibrate",
                 hw.bandwidth_gbs, hw.launch_us, hw.l2_gain);

@@ -340,7 +340,7 @@ double model_estimate(const kspmv::HostCsr<Scalar>& a, const std::string& key, c
   static std::string last_key;
   static kspmv::PatternStats stats;
   if (key != last_key) {
-    stats = kspmv::pattern_stats(a, tau, std::max<std::int64_t>(32, (a.nrows + g_model.processors - 1) / g_model.processors));
+    stats = kspmv::pattern_stats(a, tau, g_model);
     last_key = key;
     ModelView v;
     for (const auto& e : kspmv::estimate_all(stats, tau, g_model, opt.max_fill))

@@ -63,6 +63,11 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.ehyb_in_part = a.nnz() ? double(in) / double(a.nnz()) : 1.0;
   return s;
 }
+std::int64_t model_ehyb_window(std::int64_t nrows, const ModelHardware& hw) {
+  const std::int64_t p = std::max(1, hw.processors);
+  return std::max<std::int64_t>(32, (nrows + p - 1) / p);
+}
+
 template PatternStats pattern_stats(const HostCsr<float>&, int, std::int64_t);
 template PatternStats pattern_stats(const HostCsr<double>&, int, std::int64_t);
 

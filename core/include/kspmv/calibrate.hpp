@@ -96,9 +96,6 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     Kokkos::deep_copy(x, Scalar(1));
     return detail::time_apply(m, x, y);
   };
-  auto window = [&](const HostCsr<Scalar>& a) {
-    return std::max<std::int64_t>(32, (a.nrows + hw.processors - 1) / hw.processors);
-  };
   // Launch cost: an SpMV with almost nothing to move.
   const auto tiny = generate<Scalar>("lap1d:2000");
   hw.launch_us = time_of(tiny, Format::CsrVector, {}) * 1e6;
@@ -120,8 +117,8 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   const auto rows = static_cast<std::int64_t>(std::max(2000.0, 1.5e6 * co.scale));
   const HostCsr<Scalar> regular = generate<Scalar>("lap3d:" + std::to_string(side));
   const HostCsr<Scalar> irregular = generate<Scalar>("powerlaw:" + std::to_string(rows) + ":8");
-  const PatternStats s_reg = pattern_stats(regular, tau, window(regular));
-  const PatternStats s_irr = pattern_stats(irregular, tau, window(irregular));
+  const PatternStats s_reg = pattern_stats(regular, tau, hw);
+  const PatternStats s_irr = pattern_stats(irregular, tau, hw);
   ModelHardware unit = hw;  // efficiency 1 and no L2 gain: estimate() gives the ideal traffic time
   unit.l2_gain = 1;
   for (const auto& d : known_formats()) {
@@ -156,7 +153,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   {
     const auto side2 = static_cast<std::int64_t>(std::max(20.0, std::sqrt(double(hw.l2_bytes) * 0.5 / (5 * (tau + 4) + 2 * tau))));
     const auto mid = generate<Scalar>("lap2d:" + std::to_string(side2));
-    const auto s = pattern_stats(mid, tau, window(mid));
+    const auto s = pattern_stats(mid, tau, hw);
     ModelHardware probe = hw;
     probe.l2_gain = 1;
     const FormatEstimate e = estimate(Format::CsrVector, s, tau, probe);

@@ -192,12 +192,18 @@ template <class F>
 struct has_order<F, std::void_t<decltype(std::declval<const F&>().order), decltype(std::declval<const F&>().new_to_old)>>
     : std::true_type {};
 
+template <class F>
+bool in_internal_order(const F& f) {
+  if constexpr (has_order<F>::value) return f.order == OutputOrder::Internal;
+  return false;
+}
+
 // The internal order a format was built to compute in: new_to_old (empty
 // when y, and x, are in the caller's order).
 template <class F>
 std::vector<ordinal_t> internal_order(const F& f) {
   if constexpr (has_order<F>::value) {
-    if (f.order == OutputOrder::Internal) {
+    if (in_internal_order(f)) {
       auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
       return std::vector<ordinal_t>(h.data(), h.data() + h.extent(0));
     }
@@ -217,6 +223,7 @@ struct AnyFormat {
   virtual double conversion_seconds() const = 0;
   virtual Properties properties() const = 0;
   virtual std::vector<ordinal_t> internal_order() const = 0;
+  virtual bool in_internal_order() const = 0;
   virtual bool permutes_x() const = 0;
 };
 
@@ -233,6 +240,7 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   double conversion_seconds() const override { return f.conversion_seconds; }
   Properties properties() const override { return format_properties(f); }
   std::vector<ordinal_t> internal_order() const override { return detail::internal_order(f); }
+  bool in_internal_order() const override { return detail::in_internal_order(f); }
   bool permutes_x() const override { return detail::permutes_x<F>::value; }
 };
 
@@ -259,7 +267,7 @@ class Matrix {
       // calibration (set_default_model() or $KSPMV_CALIBRATION).
       const int tau = static_cast<int>(sizeof(Scalar));
       const auto& hw = default_model();
-      const auto stats = pattern_stats(a, tau, std::max<std::int64_t>(32, (a.nrows + hw.processors - 1) / hw.processors));
+      const auto stats = pattern_stats(a, tau, hw);
       Matrix m = convert(a, pick(stats, tau, hw, opt.max_fill), opt);
       m.auto_picked_ = true;
       return m;
@@ -341,7 +349,7 @@ class Matrix {
   // of y is row internal_order()[i] of A (and, where x_in_internal_order(),
   // x(i) must hold x[internal_order()[i]]). Empty: the caller's order.
   std::vector<ordinal_t> internal_order() const { return impl_ ? impl_->internal_order() : std::vector<ordinal_t>{}; }
-  bool x_in_internal_order() const { return impl_ && !internal_order().empty() && impl_->permutes_x(); }
+  bool x_in_internal_order() const { return impl_ && impl_->in_internal_order() && impl_->permutes_x(); }
 
  private:
   template <class F>

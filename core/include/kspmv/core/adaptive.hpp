@@ -5,6 +5,7 @@
 // Shared by csr-adaptive and the vector-CSR part of evc-hyb.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -36,18 +37,13 @@ inline std::vector<TprRange> tpr_ranges(const std::vector<std::int64_t>& sorted_
   const int n = static_cast<int>(sorted_len.size());
   int i = 0;
   int block = first_block;
+  auto tpr_of = [&](int row) {
+    return std::min(block_threads, std::max(min_tpr, tpr_for_length(sorted_len[row], block_threads)));
+  };
   while (i < n) {
-    int t = tpr_for_length(sorted_len[i], block_threads);
-    if (t < min_tpr) t = min_tpr;
-    if (t > block_threads) t = block_threads;
+    const int t = tpr_of(i);
     int j = i + 1;
-    while (j < n) {
-      int u = tpr_for_length(sorted_len[j], block_threads);
-      if (u < min_tpr) u = min_tpr;
-      if (u > block_threads) u = block_threads;
-      if (u != t) break;
-      ++j;
-    }
+    while (j < n && tpr_of(j) == t) ++j;
     TprRange r;
     r.begin = i;
     r.end = j;

@@ -47,6 +47,15 @@ void check_spmv_args(std::int64_t nrows, std::int64_t ncols, const XView& x, con
                                "y = alpha*A*x + beta*y needs distinct vectors");
 }
 
+// Formats that renumber rows and columns alike (PKT, EHYB) hold square
+// matrices only.
+inline void require_square(std::int64_t rows, std::int64_t cols, const char* format) {
+  if (rows != cols)
+    throw FormatCannotHoldError(std::string(format) +
+                                ": needs a square matrix (it renumbers rows and columns alike), got " +
+                                std::to_string(rows) + " x " + std::to_string(cols));
+}
+
 // y = beta * y (beta == 0 writes zeros): the whole SpMV when alpha == 0.
 template <class ExecSpace, class YView, class Scalar>
 void scale_y(const ExecSpace& space, Scalar beta, const YView& y) {

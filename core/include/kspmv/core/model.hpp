@@ -71,6 +71,14 @@ struct PatternStats {
 template <class Scalar>
 PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000);
 
+// The rows per EHYB part the model assumes on `hw`: one part per processor,
+// at least a slice.
+std::int64_t model_ehyb_window(std::int64_t nrows, const ModelHardware& hw);
+template <class Scalar>
+PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const ModelHardware& hw) {
+  return pattern_stats(a, scalar_bytes, model_ehyb_window(a.nrows, hw));
+}
+
 struct FormatEstimate {
   Format format;
   double seconds = 0;        // traffic model

@@ -21,6 +21,7 @@
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/row_stats.hpp"
+#include "kspmv/formats/csr.hpp"
 #if KSPMV_ENABLE_CUDA
 #include "kspmv/backends/cuda/adaptive_cuda.hpp"
 #endif
@@ -37,8 +38,7 @@ struct CsrAdaptiveDevice {
 
   ordinal_t nrows = 0, ncols = 0;
   std::int64_t nnz = 0;
-  Kokkos::View<int*, memory_space> row_ptr, col_idx;
-  Kokkos::View<Scalar*, memory_space> values;
+  CsrDevice<Scalar, ExecSpace> csr;              // the caller's CSR, unchanged
   Kokkos::View<int*, memory_space> sorted_rows;  // rows by length, ascending
   Kokkos::View<int*, memory_space> ranges;       // 4 ints per range: begin, end, tpr, first team
   std::vector<TprRange> host_ranges;
@@ -47,8 +47,7 @@ struct CsrAdaptiveDevice {
   double conversion_seconds = 0;
 
   std::size_t storage_bytes() const {
-    return (row_ptr.span() + col_idx.span() + sorted_rows.span() + ranges.span()) * sizeof(int) +
-           values.span() * sizeof(Scalar);
+    return csr.storage_bytes() + (sorted_rows.span() + ranges.span()) * sizeof(int);
   }
 };
 
@@ -125,9 +124,7 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, c
   for (std::size_t i = 0; i < order.size(); ++i) sorted_len[i] = len[order[i]];
   d.host_ranges = tpr_ranges(sorted_len, D::block_threads);
   d.blocks = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
-  d.row_ptr = detail::upload<int, M>(a.row_ptr, "kspmv::csr_adaptive::row_ptr");
-  d.col_idx = detail::upload<int, M>(a.col_idx, "kspmv::csr_adaptive::col_idx");
-  d.values = detail::upload<Scalar, M>(a.values, "kspmv::csr_adaptive::values");
+  d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
   d.sorted_rows = detail::upload<int, M>(order, "kspmv::csr_adaptive::sorted_rows");
   d.ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::csr_adaptive::ranges");
   ExecSpace().fence();
@@ -161,19 +158,19 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, 
       const cuda::AdaptiveRows<Scalar> rows{static_cast<int>(A.host_ranges.size()),
                                             reinterpret_cast<const int4*>(A.ranges.data()),
                                             A.sorted_rows.data(),
-                                            A.row_ptr.data(),
-                                            A.col_idx.data(),
-                                            A.values.data(),
+                                            A.csr.row_ptr.data(),
+                                            A.csr.col_idx.data(),
+                                            A.csr.values.data(),
                                             nullptr,
                                             0};
       return cuda::adaptive_rows_spmv(space.cuda_stream(), rows, A.blocks, alpha, x.data(), beta, y.data());
     }
   }
 #endif
-  const detail::CsrAdaptiveRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{A.sorted_rows, A.row_ptr, y,
+  const detail::CsrAdaptiveRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{A.sorted_rows, A.csr.row_ptr, y,
                                                                                          alpha, beta};
-  const auto col = A.col_idx;
-  const auto val = A.values;
+  const auto col = A.csr.col_idx;
+  const auto val = A.csr.values;
   const auto body = KOKKOS_LAMBDA(const int k, Scalar& s) { s += val(k) * x(col(k)); };
   for (const auto& r : A.host_ranges)
     detail::adaptive_range_portable<ExecSpace, Scalar>(space, "kspmv::csr_adaptive", r.begin, r.end, r.tpr, row_of,

@@ -139,9 +139,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   using D = EhybDevice<Scalar, ExecSpace>;
   using M = typename D::memory_space;
   constexpr int tau = static_cast<int>(sizeof(Scalar));
-  if (a.nrows != a.ncols)
-    throw FormatCannotHoldError("ehyb: needs a square matrix (it renumbers rows and columns alike), got " +
-                                std::to_string(a.nrows) + " x " + std::to_string(a.ncols));
+  detail::require_square(a.nrows, a.ncols, "ehyb");
   D d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;

@@ -73,9 +73,7 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   Kokkos::Timer timer;
   using P = PktDevice<Scalar, ExecSpace>;
   using M = typename P::memory_space;
-  if (a.nrows != a.ncols)
-    throw FormatCannotHoldError("pkt: needs a square matrix (it renumbers rows and columns alike), got " +
-                                std::to_string(a.nrows) + " x " + std::to_string(a.ncols));
+  detail::require_square(a.nrows, a.ncols, "pkt");
   P p;
   p.nrows = a.nrows;
   p.ncols = a.ncols;
