@@ -4,6 +4,7 @@
 //   kspmv_perf [--suite FILE] [--matrices SPEC,...] [--formats F[:opt=v...],...]
 //              [--precision double|float|both] [--samples N] [--csv FILE]
 //              [--matrix-dir DIR] [--calibrate SECONDS | --calibration FILE]
+//              [--profile-split]
 //              [google benchmark flags, e.g.
 //              --benchmark_out=run.json --benchmark_out_format=json]
 //
@@ -22,6 +23,11 @@
 // the minimum bytes of CSR with 32-bit indices (values, column indices, row
 // offsets, x once, y once), whatever the format moves. A summary table
 // comes last; --csv writes it for perf_tests/plot_results.py.
+//
+// --profile-split adds evc-hyb §3.3's time profile to every evc-hyb runner:
+// the kernel timed again with x constant (T_A + T_Y), A constant (T_X +
+// T_Y) and both (T_Y), printed as a table of T_A, T_X, T_Y and the ratio
+// (T_A + T_X + T_Y) / T_SpMV, and as counters.
 
 #include <benchmark/benchmark.h>
 #include <sys/stat.h>
@@ -76,6 +82,7 @@ double g_copy_gbs = 0;
 double g_l2_bytes = 0;
 std::vector<Result> g_results;
 int g_wrong = 0;
+bool g_profile_split = false;
 // The performance model used for the validation table (pmf-model Table 3
 // style): calibrated in this run (--calibrate) or read (--calibration).
 kspmv::ModelHardware g_model;
@@ -355,6 +362,25 @@ double model_estimate(const kspmv::HostCsr<Scalar>& a, const std::string& key, c
   return kspmv::estimate(m.format(), stats, tau, g_model, 1e30, k).seconds;
 }
 
+// evc-hyb §3.3: the same conversion timed in the three profile modes; the
+// split goes into the runner's properties (and so its counters).
+template <class Scalar>
+void profile_split(const kspmv::HostCsr<Scalar>& a, const kspmv::ConvertOptions& opt, Result& r) {
+  const auto d = kspmv::to_evc_hyb<Scalar, Space>(a, opt);
+  typename kspmv::Matrix<Scalar>::vector_type x("x", a.ncols), y("y", a.nrows);
+  Kokkos::deep_copy(x, Scalar(1));
+  auto time = [&](kspmv::EvcProfile mode) {
+    return median_seconds([&] { kspmv::spmv_profile(mode, Space(), Scalar(1), d, x, Scalar(0), y); });
+  };
+  const double t_ay = time(kspmv::EvcProfile::ConstX), t_xy = time(kspmv::EvcProfile::ConstA),
+               t_y = time(kspmv::EvcProfile::ConstAX);
+  auto us = [](double t) { return std::to_string(t * 1e6); };
+  r.properties.push_back({"profile_TA_us", us(t_ay - t_y)});
+  r.properties.push_back({"profile_TX_us", us(t_xy - t_y)});
+  r.properties.push_back({"profile_TY_us", us(t_y)});
+  r.properties.push_back({"profile_ratio", std::to_string((t_ay + t_xy - t_y) / r.seconds)});
+}
+
 // One kspmv format (kk-crs included: it is the Kokkos Kernels baseline).
 template <class Scalar>
 void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std::string precision) {
@@ -378,6 +404,7 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
       const auto perm = m.internal_order();
       check_then_time<Scalar>(L, r, x, y, [&] { m.apply(Scalar(1), x, Scalar(0), y); }, perm,
                               m.x_in_internal_order());
+      if (g_profile_split && f == kspmv::Format::EvcHyb && r.status == "ok") profile_split(a, opt, r);
     } catch (const kspmv::FormatCannotHoldError& e) {
       r.status = "refused";
       r.message = e.what();
@@ -573,6 +600,29 @@ void print_model_validation() {
                 hyb_pairs, hyb_gain / hyb_pairs);
 }
 
+// evc-hyb §3.3 / Figures 12-13: the synthetic total over the measured time
+// and each part's share of it.
+void print_profile_split() {
+  bool header = false;
+  for (const auto& r : g_results) {
+    std::map<std::string, double> p;
+    for (const auto& [k, v] : r.properties)
+      if (k.rfind("profile_", 0) == 0) p[k] = std::stod(v);
+    if (p.size() < 4) continue;
+    if (!header) {
+      std::printf("\n==== evc-hyb time profile (§3.3): x constant -> T_A + T_Y, A constant -> T_X + T_Y, both -> "
+                  "T_Y ====\n  %-22s %-22s %-7s %9s %9s %9s %9s %7s %6s %6s %6s\n",
+                  "matrix", "runner", "prec", "T us", "T_A us", "T_X us", "T_Y us", "sum/T", "A %", "x %", "y %");
+      header = true;
+    }
+    const double sum = p["profile_TA_us"] + p["profile_TX_us"] + p["profile_TY_us"];
+    std::printf("  %-22s %-22s %-7s %9.2f %9.2f %9.2f %9.2f %7.2f %5.0f%% %5.0f%% %5.0f%%\n", r.matrix.c_str(),
+                r.runner.c_str(), r.precision.c_str(), r.seconds * 1e6, p["profile_TA_us"], p["profile_TX_us"],
+                p["profile_TY_us"], p["profile_ratio"], 100 * p["profile_TA_us"] / sum,
+                100 * p["profile_TX_us"] / sum, 100 * p["profile_TY_us"] / sum);
+  }
+}
+
 void write_csv(const std::string& path) {
   std::ofstream out(path);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
@@ -607,6 +657,7 @@ int main(int argc, char** argv) {
     else if (const char* v = value("csv")) g_csv = v;
     else if (const char* v = value("calibrate")) calibrate_budget = std::atof(v);
     else if (const char* v = value("calibration")) calibration_file = v;
+    else if (a == "--profile-split") g_profile_split = true;
     else if (const char* v = value("matrix-dir")) g_matrix_dir = v;
     else rest.push_back(argv[i]);
   }
@@ -689,6 +740,7 @@ int main(int argc, char** argv) {
     g_loaded.reset();
     print_summary();
     print_model_validation();
+    print_profile_split();
     if (!g_csv.empty()) write_csv(g_csv);
   } catch (const kspmv::Error& e) {
     std::fprintf(stderr, "kspmv_perf: error: %s\n", e.what());

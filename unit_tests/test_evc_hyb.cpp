@@ -172,3 +172,46 @@ TEST(Roofline, CodeBalanceAndAlphaFromPattern) {
   for (int i = 0; i < 64; ++i) diag.add(i, i, 1.0);
   EXPECT_DOUBLE_EQ(x_reuse_alpha(to_csr(diag), {}, 8), 1.0);
 }
+
+// evc-hyb §3.3's profile modes compute what they claim: x constant -> A·1,
+// A constant -> pattern(A)·x, both -> the stored slots of each row (at
+// least its length, at most its block's width or 31 padded slots), in caller order, on both kernel
+// paths, over rows in the sub-ELL and the vector-CSR part.
+TEST(EvcHyb, ProfileModesComputeTheirProducts) {
+  std::vector<std::int64_t> len;
+  for (int i = 0; i < 700; ++i) len.push_back(1 + (i * 13) % 40);
+  len.push_back(900);
+  len.push_back(3000);
+  const auto a = with_lengths(len, 4000, 9);
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 5);
+  std::vector<double> ones(x.size(), 1.0), row_sum(a.nrows), pattern_x(a.nrows);
+  HostCsr<double> pattern = a;
+  for (auto& v : pattern.values) v = 1.0;
+  reference_spmv(1.0, a, ones, 0.0, row_sum);
+  reference_spmv(1.0, pattern, x, 0.0, pattern_x);
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    ConvertOptions o = kspmv_test::test_options(k);
+    o.evc_split = 128;
+    const auto f = to_evc_hyb<double, Space>(a, o);
+    ASSERT_GT(f.report.isplit, 0);
+    ASSERT_LT(f.report.isplit, a.nrows);
+    auto dx = detail::upload<double, Space::memory_space>(x, "x");
+    Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+    auto run = [&](EvcProfile mode) {
+      Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
+      spmv_profile(mode, Space(), 2.0, f, dx, 0.0, dy);
+      Kokkos::fence();
+      auto h = Kokkos::create_mirror(dy);  // a copy even where dy is host memory
+      Kokkos::deep_copy(h, dy);
+      return h;
+    };
+    const auto cx = run(EvcProfile::ConstX), ca = run(EvcProfile::ConstA), cax = run(EvcProfile::ConstAX);
+    for (ordinal_t i = 0; i < a.nrows; ++i) {
+      ASSERT_NEAR(cx(i), 2 * row_sum[i], 1e-12 * (1 + std::fabs(row_sum[i]))) << i;
+      ASSERT_NEAR(ca(i), 2 * pattern_x[i], 1e-12 * (1 + std::fabs(pattern_x[i]))) << i;
+      ASSERT_GE(cax(i), 2.0 * a.row_length(i)) << i;
+      // sub-ELL rows: their block's width (<= the split); vector CSR: < 32 padded.
+      ASSERT_LE(cax(i), 2.0 * std::max<std::int64_t>(a.row_length(i) + 31, 128)) << i;
+    }
+  }
+}

@@ -227,10 +227,29 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   return d;
 }
 
-template <class Scalar, class ExecSpace, class XView, class YView>
-void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecSpace>& A, const XView& x,
-          Scalar beta, const YView& y) {
-  if (detail::spmv_prologue(space, "evc-hyb", A.nrows, A.ncols, alpha, x, beta, y)) return;
+// evc-hyb §3.3's time profile: the product run with x constant (neither x
+// nor the column indices loaded; y = alpha·A·1), A constant (no values
+// loaded; y = alpha·pattern(A)·x) or both (y = alpha·stored slots per row):
+// T_A + T_Y, T_X + T_Y and T_Y. A measurement tool, not an SpMV.
+enum class EvcProfile { Full = 0, ConstX = 1, ConstA = 2, ConstAX = 3 };
+
+namespace detail {
+
+// One stored slot's term in profile mode P (padding: column -1, value 0).
+template <int P, class ColView, class ValView, class XView>
+KOKKOS_INLINE_FUNCTION typename ValView::non_const_value_type evc_term(const ColView& col, const ValView& val,
+                                                                      const XView& x, long k) {
+  using S = typename ValView::non_const_value_type;
+  if constexpr (P == 1) return val(k);
+  if constexpr (P == 3) return S(1);
+  const int c = col(k);
+  if constexpr (P == 2) return c >= 0 ? S(x(c)) : S(0);
+  return c >= 0 ? S(val(k) * x(c)) : S(0);
+}
+
+template <int P, class Scalar, class ExecSpace, class XView, class YView>
+void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecSpace>& A, const XView& x,
+                   Scalar beta, const YView& y) {
   const bool caller = A.order == OutputOrder::Caller;
   const int isplit = static_cast<int>(A.report.isplit);
 #if KSPMV_ENABLE_CUDA
@@ -246,7 +265,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecS
                                            isplit};
       return cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
                                 A.ell_col.data(), A.ell_val.data(), A.ell_teams, csr, A.csr_teams,
-                                caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data());
+                                caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data(), P);
     }
   }
 #endif
@@ -287,9 +306,13 @@ void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecS
                 for (int r = (team - first) * L + g; r < rows; r += stride) {
                   Scalar sum = 0;
                   for (int k = 0; k < width; ++k) {
-                    const int c = ecol(offset + k * rows + r);
-                    if (c < 0) break;
-                    sum += eval(offset + k * rows + r) * x(c);
+                    if constexpr (P == 0) {
+                      const int c = ecol(offset + k * rows + r);
+                      if (c < 0) break;
+                      sum += eval(offset + k * rows + r) * x(c);
+                    } else {
+                      sum += evc_term<P>(ecol, eval, x, offset + long(k) * rows + r);
+                    }
                   }
                   detail::combine_y(y, y_index(row_begin + r), alpha, sum, beta);
                 }
@@ -310,8 +333,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecS
               Kokkos::parallel_reduce(
                   Kokkos::ThreadVectorRange(t, cptr(i), cptr(i + 1)),
                   [&](const int k, Scalar& s) {
-                    const int c = ccol(k);
-                    if (c >= 0) s += cval(k) * x(c);
+                    if constexpr (P == 0) {
+                      const int c = ccol(k);
+                      if (c >= 0) s += cval(k) * x(c);
+                    } else {
+                      s += evc_term<P>(ccol, cval, x, k);
+                    }
                   },
                   sum);
               Kokkos::single(Kokkos::PerThread(t), [&]() { detail::combine_y(y, y_index(isplit + i), alpha, sum, beta); });
@@ -322,8 +349,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecS
               Kokkos::parallel_reduce(
                   Kokkos::TeamVectorRange(t, cptr(i), cptr(i + 1)),
                   [&](const int k, Scalar& s) {
-                    const int c = ccol(k);
-                    if (c >= 0) s += cval(k) * x(c);
+                    if constexpr (P == 0) {
+                      const int c = ccol(k);
+                      if (c >= 0) s += cval(k) * x(c);
+                    } else {
+                      s += evc_term<P>(ccol, cval, x, k);
+                    }
                   },
                   sum);
               Kokkos::single(Kokkos::PerTeam(t), [&]() { detail::combine_y(y, y_index(isplit + i), alpha, sum, beta); });
@@ -332,6 +363,25 @@ void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecS
           }
         }
       });
+}
+
+}  // namespace detail
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecSpace>& A, const XView& x,
+          Scalar beta, const YView& y) {
+  detail::evc_hyb_apply<0>(space, alpha, A, x, beta, y);
+}
+
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv_profile(EvcProfile mode, const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecSpace>& A,
+                  const XView& x, Scalar beta, const YView& y) {
+  switch (mode) {
+    case EvcProfile::ConstX: return detail::evc_hyb_apply<1>(space, alpha, A, x, beta, y);
+    case EvcProfile::ConstA: return detail::evc_hyb_apply<2>(space, alpha, A, x, beta, y);
+    case EvcProfile::ConstAX: return detail::evc_hyb_apply<3>(space, alpha, A, x, beta, y);
+    default: return detail::evc_hyb_apply<0>(space, alpha, A, x, beta, y);
+  }
 }
 
 }  // namespace kspmv

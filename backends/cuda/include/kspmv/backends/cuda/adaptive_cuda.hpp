@@ -26,7 +26,21 @@ struct AdaptiveRows {
   int y_offset;
 };
 
-template <class Scalar, int BLOCK>
+// Profile modes of evc-hyb §3.3 (time split into A, x and y): P = 0 the
+// full product; 1 x constant (neither x nor the column index is loaded);
+// 2 A constant (no value loads); 3 both constant (only y and the range map).
+// Padding slots hold value 0, so mode 1 sums the row's values exactly.
+template <int P, class Scalar>
+__device__ __forceinline__ Scalar profiled_term(const int* __restrict__ col, const Scalar* __restrict__ val,
+                                                const Scalar* __restrict__ x, long k) {
+  if constexpr (P == 1) return ldg(val + k);
+  if constexpr (P == 3) return Scalar(1);
+  const int c = ldg(col + k);
+  if constexpr (P == 2) return c >= 0 ? ldg(x + c) : Scalar(0);
+  return c >= 0 ? ldg(val + k) * ldg(x + c) : Scalar(0);
+}
+
+template <class Scalar, int BLOCK, int P = 0>
 __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& a, int block, Scalar alpha,
                                                     const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
   __shared__ Scalar partial[BLOCK / 32];
@@ -42,19 +56,32 @@ __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& 
   if (active) {
     s = a.rows ? ldg(a.rows + i) : i;
     const int begin = ldg(a.row_ptr + s), end = ldg(a.row_ptr + s + 1);
-    // Four entries' loads in flight per lane: long rows are latency-bound.
     int k = begin + lane;
-    for (; k + 3 * tpr < end; k += 4 * tpr) {
-      int c[4];
+    if constexpr (P == 0) {
+      // Four entries' loads in flight per lane: long rows are latency-bound.
+      for (; k + 3 * tpr < end; k += 4 * tpr) {
+        int c[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) c[u] = ldg(a.col + k + u * tpr);
+        for (int u = 0; u < 4; ++u) c[u] = ldg(a.col + k + u * tpr);
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        if (c[u] >= 0) sum += ldg(a.val + k + u * tpr) * ldg(x + c[u]);
+        for (int u = 0; u < 4; ++u)
+          if (c[u] >= 0) sum += ldg(a.val + k + u * tpr) * ldg(x + c[u]);
+      }
+    } else {
+      for (; k + 3 * tpr < end; k += 4 * tpr) {
+        Scalar t[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) t[u] = profiled_term<P>(a.col, a.val, x, k + u * tpr);
+        sum += (t[0] + t[1]) + (t[2] + t[3]);
+      }
     }
     for (; k < end; k += tpr) {
-      const int c = ldg(a.col + k);
-      if (c >= 0) sum += ldg(a.val + k) * ldg(x + c);
+      if constexpr (P == 0) {
+        const int c = ldg(a.col + k);
+        if (c >= 0) sum += ldg(a.val + k) * ldg(x + c);
+      } else {
+        sum += profiled_term<P>(a.col, a.val, x, k);
+      }
     }
   }
   if (tpr <= 32) {

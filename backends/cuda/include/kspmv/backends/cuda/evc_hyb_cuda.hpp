@@ -10,7 +10,7 @@
 namespace kspmv {
 namespace cuda {
 
-template <class Scalar>
+template <class Scalar, int P>
 __device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict__ blocks,
                                               const int* __restrict__ col, const Scalar* __restrict__ val,
                                               const int* __restrict__ new_to_old, Scalar alpha,
@@ -29,43 +29,53 @@ __device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict
     const int* cp = col + offset + r;
     const Scalar* vp = val + offset + r;
     Scalar sum = 0;
-    for (int k = 0; k < width; k += 4) {
-      int c[4];
-      Scalar v[4];
+    if constexpr (P == 0) {
+      for (int k = 0; k < width; k += 4) {
+        int c[4];
+        Scalar v[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ldg(cp + static_cast<long>(k + u) * rows) : -1;
-      if (c[0] < 0) break;
+        for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ldg(cp + static_cast<long>(k + u) * rows) : -1;
+        if (c[0] < 0) break;
 #pragma unroll
-      for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + static_cast<long>(k + u) * rows) : Scalar(0);
+        for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + static_cast<long>(k + u) * rows) : Scalar(0);
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
+        for (int u = 0; u < 4; ++u)
+          if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
+      }
+    } else {
+      // Profile modes (adaptive_cuda.hpp): every slot of the row's block,
+      // padding included where the columns are not read (value 0 there).
+      for (int k = 0; k < width; ++k) sum += profiled_term<P>(cp, vp, x, static_cast<long>(k) * rows);
     }
     const int sr = row_begin + r;
     store_y(y, new_to_old ? ldg(new_to_old + sr) : sr, alpha, sum, beta);
   }
 }
 
-template <class Scalar>
+template <class Scalar, int P>
 __global__ void __launch_bounds__(256)
     evc_hyb_kernel(int nblocks, const int* __restrict__ blocks, const int* __restrict__ col,
                    const Scalar* __restrict__ val, int ell_teams, AdaptiveRows<Scalar> csr,
                    const int* __restrict__ new_to_old, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
                    Scalar* __restrict__ y) {
   if (static_cast<int>(blockIdx.x) < ell_teams)
-    evc_ell_block(nblocks, blocks, col, val, new_to_old, alpha, x, beta, y);
+    evc_ell_block<Scalar, P>(nblocks, blocks, col, val, new_to_old, alpha, x, beta, y);
   else
-    adaptive_rows_block<Scalar, 256>(csr, blockIdx.x - ell_teams, alpha, x, beta, y);
+    adaptive_rows_block<Scalar, 256, P>(csr, blockIdx.x - ell_teams, alpha, x, beta, y);
 }
 
+// profile: 0 the product; 1-3 the §3.3 profile modes (adaptive_cuda.hpp).
 template <class Scalar>
 void evc_hyb_spmv(cudaStream_t stream, int nblocks, const int* blocks, const int* col, const Scalar* val,
                   int ell_teams, const AdaptiveRows<Scalar>& csr, int csr_teams, const int* new_to_old, Scalar alpha,
-                  const Scalar* x, Scalar beta, Scalar* y) {
+                  const Scalar* x, Scalar beta, Scalar* y, int profile = 0) {
   const int grid = ell_teams + csr_teams;
   if (grid == 0) return;
-  evc_hyb_kernel<Scalar><<<grid, 256, 0, stream>>>(nblocks, blocks, col, val, ell_teams, csr, new_to_old, alpha, x,
-                                                   beta, y);
+  auto kernel = profile == 1   ? evc_hyb_kernel<Scalar, 1>
+                : profile == 2 ? evc_hyb_kernel<Scalar, 2>
+                : profile == 3 ? evc_hyb_kernel<Scalar, 3>
+                               : evc_hyb_kernel<Scalar, 0>;
+  kernel<<<grid, 256, 0, stream>>>(nblocks, blocks, col, val, ell_teams, csr, new_to_old, alpha, x, beta, y);
   check_launch("kspmv::cuda::evc_hyb_kernel");
 }
 
