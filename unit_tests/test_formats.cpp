@@ -80,6 +80,16 @@ TEST_P(FormatTest, GeneratedMatricesBothPrecisions) {
   }
 }
 
+// Unstructured FEM matrices (a gmsh mesh, P1 and P2, scrambled and RCM).
+TEST_P(FormatTest, FemMatricesFromAGmshMesh) {
+  const std::string mesh = kspmv_test::data_dir() + "/cube_sphere_hole_coarse.msh";
+  for (const char* tail : {":p1:order=scrambled", ":p2:order=rcm", ":p1:refine=1:order=rcm"}) {
+    const std::string spec = "fem:" + mesh + tail;
+    check_all_cases(generate<double>(spec), spec);
+  }
+  check_all_cases(generate<float>("fem:" + mesh + ":p2:order=scrambled"), "fem p2 float");
+}
+
 TEST_P(FormatTest, EdgeShapes) {
   check_all_cases(HostCsr<double>(0, 0), "empty 0x0");
   check_all_cases(HostCsr<double>(7, 5), "7x5 with no entries");

@@ -1,5 +1,7 @@
 #include "kspmv/core/generators.hpp"
 
+#include "kspmv/core/fem.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -351,6 +353,7 @@ std::int64_t parse_integer(const std::string& spec, const std::string& tok, cons
 }  // namespace
 
 bool is_generator_spec(const std::string& s) {
+  if (s.rfind("fem:", 0) == 0) return true;
   const auto colon = s.find(':');
   return colon != std::string::npos && find_generator(s.substr(0, colon)) != nullptr;
 }
@@ -358,11 +361,14 @@ bool is_generator_spec(const std::string& s) {
 std::string generator_help() {
   std::string h;
   for (const auto& g : kGenerators) h += std::string("  ") + g.usage + "\n";
+  h += "  fem:MESH:p1|p2[:refine=R][:order=natural|rcm|scrambled][:seed=S] (FEM Laplacian on a gmsh MSH 2.2 "
+       "tetrahedral mesh)\n";
   return h;
 }
 
 template <class Scalar>
 HostCsr<Scalar> generate(const std::string& spec, const ProgressFn& progress) {
+  if (spec.rfind("fem:", 0) == 0) return fem_matrix<Scalar>(spec, progress);
   std::vector<std::string> parts;
   for (std::size_t b = 0;;) {
     const auto e = spec.find(':', b);

@@ -58,7 +58,7 @@ void symmetric_graph(const HostCsr<Scalar>& a, std::vector<Idx>& xadj, std::vect
 // Reverse Cuthill-McKee on the graph of A + A^T: each connected component
 // from a minimum-degree vertex, neighbours by increasing degree.
 template <class Scalar>
-std::vector<ordinal_t> rcm(const HostCsr<Scalar>& a) {
+std::vector<ordinal_t> rcm_order(const HostCsr<Scalar>& a) {
   std::vector<std::int64_t> xadj, adj;
   symmetric_graph(a, xadj, adj);
   const ordinal_t n = a.nrows;
@@ -196,7 +196,7 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
     p = from_labels(metis_labels(a, nparts, progress), nparts, max_rows);
     p.method = "metis";
   } else if (how == Partitioner::Rcm) {
-    const auto order = rcm(a);
+    const auto order = rcm_order(a);
     p = from_labels(label, 1, max_rows);
     p.new_to_old = order;
     p.method = "rcm-contiguous";
@@ -235,7 +235,7 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
     const bool use_rcm = how == Partitioner::Rcm;
     if (use_rcm && progress) progress("ordering (RCM)", 0.0);
     if (use_rcm) {
-      p.new_to_old = rcm(a);
+      p.new_to_old = rcm_order(a);
     } else {
       p.new_to_old.resize(static_cast<std::size_t>(n));
       for (ordinal_t i = 0; i < n; ++i) p.new_to_old[i] = i;
@@ -248,6 +248,14 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
   return p;
 }
 
+template <class Scalar>
+std::vector<ordinal_t> reverse_cuthill_mckee(const HostCsr<Scalar>& a) {
+  if (a.nrows != a.ncols) throw InvalidArgumentError("reverse_cuthill_mckee: the matrix must be square");
+  return rcm_order(a);
+}
+
+template std::vector<ordinal_t> reverse_cuthill_mckee(const HostCsr<float>&);
+template std::vector<ordinal_t> reverse_cuthill_mckee(const HostCsr<double>&);
 template RowPartition partition_rows_into(const HostCsr<float>&, int, Partitioner, const ProgressFn&);
 template RowPartition partition_rows_into(const HostCsr<double>&, int, Partitioner, const ProgressFn&);
 template RowPartition partition_rows(const HostCsr<float>&, ordinal_t, Partitioner, const ProgressFn&);

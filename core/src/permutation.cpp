@@ -1,5 +1,8 @@
 #include "kspmv/core/permutation.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace kspmv {
 
 void validate_permutation(const std::vector<ordinal_t>& p, std::int64_t n) {
@@ -36,6 +39,27 @@ HostCsr<Scalar> permute_rows(const HostCsr<Scalar>& a, const std::vector<ordinal
   }
   return b;
 }
+template <class Scalar>
+HostCsr<Scalar> permute_symmetric(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& p) {
+  if (a.nrows != a.ncols) throw InvalidArgumentError("permute_symmetric: the matrix must be square");
+  HostCsr<Scalar> b = permute_rows(a, p);
+  const auto old_to_new = inverse_permutation(p);
+  std::vector<std::pair<ordinal_t, Scalar>> row;
+  for (ordinal_t i = 0; i < b.nrows; ++i) {
+    const offset_t lo = b.row_ptr[i], hi = b.row_ptr[i + 1];
+    row.clear();
+    for (offset_t k = lo; k < hi; ++k) row.emplace_back(old_to_new[b.col_idx[k]], b.values[k]);
+    std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (offset_t k = lo; k < hi; ++k) {
+      b.col_idx[k] = row[k - lo].first;
+      b.values[k] = row[k - lo].second;
+    }
+  }
+  return b;
+}
+
+template HostCsr<float> permute_symmetric(const HostCsr<float>&, const std::vector<ordinal_t>&);
+template HostCsr<double> permute_symmetric(const HostCsr<double>&, const std::vector<ordinal_t>&);
 template HostCsr<float> permute_rows(const HostCsr<float>&, const std::vector<ordinal_t>&);
 template HostCsr<double> permute_rows(const HostCsr<double>&, const std::vector<ordinal_t>&);
 

@@ -3,6 +3,7 @@
 
 #include "kspmv/config.hpp"
 #include "kspmv/core/error.hpp"
+#include "kspmv/core/fem.hpp"
 #include "kspmv/core/format.hpp"
 #include "kspmv/core/generators.hpp"
 #include "kspmv/core/host_matrix.hpp"

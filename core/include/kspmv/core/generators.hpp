@@ -18,6 +18,8 @@
 //                        EF * 2^S edges drawn (default 16), duplicates summed
 //   banded:N:H           full band of half-width H
 //   blockdiag:N:B        dense B x B blocks on the diagonal
+//   fem:MESH:p1|p2       FEM Laplacian on a gmsh tetrahedral mesh, options
+//                        refine=R, order=natural|rcm|scrambled (core/fem.hpp)
 //
 // Options after the arguments, as key=value: seed=S (default 1) for every
 // random generator; cols=C for uniform/normal/powerlaw (default R);

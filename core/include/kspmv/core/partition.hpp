@@ -38,4 +38,10 @@ template <class Scalar>
 RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how,
                                  const ProgressFn& progress = {});
 
+// Reverse Cuthill-McKee order (new_to_old) of the graph of A + A^T, each
+// connected component from a minimum-degree vertex: a bandwidth-reducing,
+// cache-friendly numbering for a square matrix.
+template <class Scalar>
+std::vector<ordinal_t> reverse_cuthill_mckee(const HostCsr<Scalar>& a);
+
 }  // namespace kspmv

@@ -36,6 +36,11 @@ std::vector<T> scatter(const std::vector<T>& v, const std::vector<ordinal_t>& p)
 template <class Scalar>
 HostCsr<Scalar> permute_rows(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& new_to_old);
 
+// P A P^T of a square matrix: B(i, j) = A(new_to_old[i], new_to_old[j]),
+// rows kept sorted by column.
+template <class Scalar>
+HostCsr<Scalar> permute_symmetric(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& new_to_old);
+
 // Device versions: out(i) = in(p(i)) and out(p(i)) = in(i).
 template <class ExecSpace, class PView, class InView, class OutView>
 void device_gather(const ExecSpace& space, const PView& p, const InView& in, const OutView& out) {

@@ -1,0 +1,72 @@
+// Finite-element matrices from unstructured tetrahedral meshes: the
+// benchmark's "real FEM" matrices (perf_tests/meshes/*.geo, meshed by gmsh).
+//
+//   TetMesh m = read_gmsh("bracket.msh.gz");   // MSH 2.2 ASCII, plain or gzip
+//   m = refine_uniform(m);                     // 8 children per tetrahedron
+//   HostCsr<double> k = assemble_laplacian<double>(m, FemElement::P2);
+//
+// A mesh file small enough to carry is refined on the machine that runs
+// the benchmark (Bey's red refinement, what `gmsh -refine` does), so one
+// coarse gmsh mesh yields matrices from 10^5 to 10^8 nonzeros with the
+// coarse mesh's unstructured connectivity.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/progress.hpp"
+
+namespace kspmv {
+
+struct TetMesh {
+  std::vector<std::array<double, 3>> nodes;
+  std::vector<std::array<ordinal_t, 4>> tets;  // node numbers from 0
+};
+
+// Reads the 4-node tetrahedra (element type 4) of a gmsh MSH 2.2 ASCII file
+// (gmsh -format msh22); other element types (points, lines, triangles)
+// are skipped, node numbers may be sparse. Nodes used by no tetrahedron are
+// dropped, so every mesh node is a degree of freedom. Errors (ParseError
+// with file and line): MSH 4 or binary files, missing sections, references
+// to unknown nodes, degenerate (zero-volume) tetrahedra, no tetrahedra.
+TetMesh read_gmsh(const std::string& path);
+
+// Bey's red refinement: each tetrahedron -> 4 corner tetrahedra + 4 from
+// its inner octahedron (cut along the diagonal between the midpoints of
+// edges 0-2 and 1-3), edge midpoints shared by neighbours (the result is
+// conforming). New nodes follow the old ones, in order of first use.
+TetMesh refine_uniform(const TetMesh& m, const ProgressFn& progress = {});
+
+double tet_volume(const TetMesh& m, std::size_t t);  // signed
+double mesh_volume(const TetMesh& m);                // sum of |volumes|
+
+// Degrees of freedom: P1 one per node (node order); P2 one per node, then
+// one per edge (edges in order of first use by the tetrahedra).
+enum class FemElement { P1, P2 };
+
+// Edge numbering: edges[e] = {a, b} (a < b) and tet_edges[t] = the edges
+// of tetrahedron t in local order 01 02 03 12 13 23.
+struct TetEdges {
+  std::vector<std::array<ordinal_t, 2>> edges;
+  std::vector<std::array<ordinal_t, 6>> tet_edges;
+};
+TetEdges number_edges(const TetMesh& m);
+
+// The stiffness matrix of -Δu (∫ ∇φ_i·∇φ_j, no boundary conditions:
+// symmetric, singular, rows sum to zero) assembled exactly (P2: the
+// 4-point degree-2 rule, exact for its quadratic integrand).
+template <class Scalar>
+HostCsr<Scalar> assemble_laplacian(const TetMesh& m, FemElement e, const ProgressFn& progress = {});
+
+// The `fem:` generator spec: fem:MESH:p1|p2[:refine=R][:order=natural|rcm|
+// scrambled][:seed=S]. MESH is a path, tried as given and then under
+// $KSPMV_MESH_DIR. order=rcm: reverse Cuthill-McKee (a good order);
+// scrambled: a seeded random symmetric permutation (the worst case for x
+// locality); natural: the mesh's own numbering (default).
+template <class Scalar>
+HostCsr<Scalar> fem_matrix(const std::string& spec, const ProgressFn& progress = {});
+
+}  // namespace kspmv
