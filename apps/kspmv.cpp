@@ -152,8 +152,10 @@ int cmd_info(const Args& a) {
   // caller's order (ELLR) and sorted by length (PELLR, JAD).
   const auto len = kspmv::row_lengths(A);
   const auto e = kspmv::warp_iterations(len), p = kspmv::warp_iterations(kspmv::sorted_descending(len));
-  std::printf("warp iterations   N_iter ELLR %lld, PELLR %lld (%.2fx fewer); N_p %lld\n", (long long)e.n_iter,
-              (long long)p.n_iter, p.n_iter ? double(e.n_iter) / double(p.n_iter) : 1.0, (long long)e.n_p);
+  std::printf("warp iterations   N_iter ELLR %lld, sorted %lld (%.2fx fewer); N_p %lld; pellr %s\n",
+              (long long)e.n_iter, (long long)p.n_iter, p.n_iter ? double(e.n_iter) / double(p.n_iter) : 1.0,
+              (long long)e.n_p,
+              kspmv::pellr_should_sort(e, p) ? "sorts (>= 5% fewer)" : "keeps the caller's order (< 5% fewer)");
   if (a.has("calibration")) kspmv::set_default_model(kspmv::read_calibration(a.get("calibration", "")));
   if (a.has("predict")) {
     // pmf-model Algorithm 1 over every format, double precision.

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <cerrno>
+#include <charconv>
 #include <cctype>
 #include <fstream>
 #include <limits>
@@ -28,12 +28,12 @@ namespace {
 // Line-by-line cursor over the file's text, counting lines for errors.
 class Lines {
  public:
-  Lines(const std::string& path, const std::string& text) : path_(path), text_(text) {}
+  Lines(const std::string& path, std::string_view text) : path_(path), text_(text) {}
   bool next(std::string_view& line) {
     if (pos_ >= text_.size()) return false;
     const auto e = text_.find('\n', pos_);
     const std::size_t end = e == std::string::npos ? text_.size() : e;
-    line = std::string_view(text_).substr(pos_, end - pos_);
+    line = text_.substr(pos_, end - pos_);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     pos_ = end + 1;
     ++line_no_;
@@ -44,7 +44,7 @@ class Lines {
 
  private:
   const std::string& path_;
-  const std::string& text_;
+  std::string_view text_;
   std::size_t pos_ = 0;
   std::int64_t line_no_ = 0;
 };
@@ -56,12 +56,10 @@ class Fields {
   bool integer(std::int64_t& v) {
     skip();
     if (p_ >= s_.size()) return false;
-    const char* b = s_.data() + p_;
-    char* e = nullptr;
-    errno = 0;
-    const long long x = std::strtoll(b, &e, 10);
-    if (e == b || errno == ERANGE || (e < s_.data() + s_.size() && !std::isspace(static_cast<unsigned char>(*e))))
-      return false;
+    const char *b = s_.data() + p_, *end = s_.data() + s_.size();
+    long long x = 0;
+    const auto [e, ec] = std::from_chars(b, end, x);  // bounded: the text need not end in NUL
+    if (ec != std::errc() || (e < end && *e != ' ' && *e != '\t')) return false;
     p_ += static_cast<std::size_t>(e - b);
     v = x;
     return true;
@@ -120,8 +118,9 @@ double mesh_volume(const TetMesh& m) {
   return v;
 }
 
-TetMesh read_gmsh(const std::string& path) {
-  const std::string text = read_file_maybe_gz(path);
+TetMesh read_gmsh(const std::string& path) { return parse_gmsh(read_file_maybe_gz(path), path); }
+
+TetMesh parse_gmsh(std::string_view text, const std::string& path) {
   Lines in(path, text);
   std::string_view line;
   expect(in, "$MeshFormat");

@@ -123,8 +123,15 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       break;
     case Format::Pellr:
     case Format::Jad: {
-      const auto desc = sorted(s.lengths, true);
-      bytes = (tau + kIndex) * warp_slots(desc) + 3 * kIndex * n / 32 + kIndex * n + x + y;
+      // PELLR keeps the caller's order where sorting would not pay
+      // (pellr_should_sort, as its conversion decides): no permuted y then.
+      auto desc = sorted(s.lengths, true);
+      double perm_bytes = kIndex * n;
+      if (f == Format::Pellr && !pellr_should_sort(warp_iterations(s.lengths), warp_iterations(desc))) {
+        desc = s.lengths;
+        perm_bytes = 0;
+      }
+      bytes = (tau + kIndex) * warp_slots(desc) + 3 * kIndex * n / 32 + perm_bytes + x + y;
       slots = f == Format::Pellr ? warp_slots(desc) : nnz;
       e.storage_bytes = (tau + kIndex) * slots + kIndex * n;
       chain_elems = maxlen;

@@ -112,6 +112,7 @@ template <class Scalar, class ExecSpace>
 Properties format_properties(const PellrDevice<Scalar, ExecSpace>& f) {
   return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
           {"slices", std::to_string(f.nslices)},
+          {"sorted", f.sorted ? "yes" : "no"},
           {"n_iter", std::to_string(f.pellr_iterations.n_iter)},
           {"n_iter_ellr", std::to_string(f.ellr_iterations.n_iter)},
           {"n_p", std::to_string(f.pellr_iterations.n_p)},

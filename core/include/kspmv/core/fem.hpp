@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kspmv/core/host_matrix.hpp"
@@ -33,6 +34,8 @@ struct TetMesh {
 // with file and line): MSH 4 or binary files, missing sections, references
 // to unknown nodes, degenerate (zero-volume) tetrahedra, no tetrahedra.
 TetMesh read_gmsh(const std::string& path);
+// The same from text in memory; `source` names it in errors.
+TetMesh parse_gmsh(std::string_view text, const std::string& source = "<msh>");
 
 // Bey's red refinement: each tetrahedron -> 4 corner tetrahedra + 4 from
 // its inner octahedron (cut along the diagonal between the midpoints of

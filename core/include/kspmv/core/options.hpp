@@ -24,6 +24,12 @@ enum class KernelPath { Auto, Portable };
 // grown breadth-first over the graph, each from the last one's frontier.
 enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
 
+// Whether PELLR sorts its rows by length. Auto: only where sorting cuts the
+// warp iterations N_iter (pellr eq. 1) by at least 5% (pellr_should_sort);
+// elsewhere (stencils, FEM meshes: nearly equal rows) the sort buys nothing
+// and costs x locality and a permuted y.
+enum class RowSort { Auto, Always, Never };
+
 constexpr std::int64_t kHybKOneThird = -1, kHybKModel = -2, kHybKPaper = -3;
 
 struct ConvertOptions {
@@ -53,6 +59,8 @@ struct ConvertOptions {
   // EVC-HYB: the most rows one thread takes in the sub-ELL part (0: auto,
   // the paper's 1, 2, 4... by width, capped so the device stays full).
   int evc_rows_per_thread = 0;
+  // PELLR: sort rows by length (see RowSort).
+  RowSort pellr_sort = RowSort::Auto;
   // EHYB: team scratch (shared memory) per partition for the cached x
   // window, in bytes; 0 = the most one team may use on the device (eqs. 1-2
   // of the paper then give the partition count).

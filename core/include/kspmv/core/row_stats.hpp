@@ -55,6 +55,11 @@ struct WarpIterations {
   std::int64_t n_p = 0;
 };
 WarpIterations warp_iterations(const std::vector<std::int64_t>& lengths, int warp = 32);
+// PELLR's RowSort::Auto rule: sort when the sorted order needs at least 5%
+// fewer warp iterations than the caller's order.
+inline bool pellr_should_sort(const WarpIterations& caller_order, const WarpIterations& sorted) {
+  return static_cast<double>(sorted.n_iter) <= 0.95 * static_cast<double>(caller_order.n_iter);
+}
 // The lengths sorted longest first (stable), as PELLR and JAD store them.
 std::vector<std::int64_t> sorted_descending(std::vector<std::int64_t> lengths);
 

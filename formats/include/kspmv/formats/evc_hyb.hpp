@@ -306,7 +306,7 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
                 for (int r = (team - first) * L + g; r < rows; r += stride) {
                   Scalar sum = 0;
                   for (int k = 0; k < width; ++k) {
-                    if constexpr (P == 0) {
+                    if (P == 0) {  // not constexpr: nvcc lambdas cannot first-capture there
                       const int c = ecol(offset + k * rows + r);
                       if (c < 0) break;
                       sum += eval(offset + k * rows + r) * x(c);
@@ -333,7 +333,7 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
               Kokkos::parallel_reduce(
                   Kokkos::ThreadVectorRange(t, cptr(i), cptr(i + 1)),
                   [&](const int k, Scalar& s) {
-                    if constexpr (P == 0) {
+                    if (P == 0) {  // not constexpr: nvcc lambdas cannot first-capture there
                       const int c = ccol(k);
                       if (c >= 0) s += cval(k) * x(c);
                     } else {
@@ -349,7 +349,7 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
               Kokkos::parallel_reduce(
                   Kokkos::TeamVectorRange(t, cptr(i), cptr(i + 1)),
                   [&](const int k, Scalar& s) {
-                    if constexpr (P == 0) {
+                    if (P == 0) {  // not constexpr: nvcc lambdas cannot first-capture there
                       const int c = ccol(k);
                       if (c >= 0) s += cval(k) * x(c);
                     } else {

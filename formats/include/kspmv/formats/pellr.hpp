@@ -1,5 +1,7 @@
 // PELLR (pellr §3): rows sorted by length (stable, longest first) and
-// stored as ELLPACK-R in that order, each 32-row slice (one warp) with only
+// stored as ELLPACK-R in that order (ConvertOptions::pellr_sort: by default
+// only where that cuts the warp iterations N_iter by 5% or more; otherwise
+// the caller's order is kept and no permutation is applied), each 32-row slice (one warp) with only
 // its own width: column-major inside the slice, no padding to the global
 // maximum. Because a slice's rows have nearly equal lengths, the per-warp
 // maximum (rl of size N_w) replaces the per-row lengths; the few padding
@@ -10,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
+#include <algorithm>
 #include <numeric>
 
 #include "kspmv/config.hpp"
@@ -44,6 +47,7 @@ struct PellrDevice {
   ordinal_t nrows = 0, ncols = 0;
   std::int64_t nnz = 0;
   int nslices = 0;
+  bool sorted = true;  // rows sorted by length (else new_to_old is the identity)
   OutputOrder order = OutputOrder::Caller;
   Kokkos::View<int*, memory_space> new_to_old;    // sorted row -> caller row
   Kokkos::View<int*, memory_space> slice_width;   // rl: the longest row of each slice
@@ -72,14 +76,24 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const HostCsr<Scalar>& a, const ConvertO
   p.order = opt.output_order;
   p.kernel = opt.kernel;
   const auto len = row_lengths(a);
-  const auto perm = detail::rows_by_length_descending(len);
-  p.nslices = static_cast<int>((static_cast<std::int64_t>(a.nrows) + P::slice - 1) / P::slice);
-  std::vector<int> width(static_cast<std::size_t>(p.nslices)), offset(static_cast<std::size_t>(p.nslices) + 1, 0);
+  auto perm = detail::rows_by_length_descending(len);
   std::vector<std::int64_t> sorted_len(len.size());
   for (std::size_t r = 0; r < perm.size(); ++r) sorted_len[r] = len[perm[r]];
+  p.ellr_iterations = warp_iterations(len);
+  p.pellr_iterations = warp_iterations(sorted_len);
+  p.sorted = opt.pellr_sort == RowSort::Always ||
+             (opt.pellr_sort == RowSort::Auto && pellr_should_sort(p.ellr_iterations, p.pellr_iterations));
+  if (!p.sorted) {
+    std::iota(perm.begin(), perm.end(), ordinal_t(0));
+    sorted_len = len;
+    p.pellr_iterations = p.ellr_iterations;
+  }
+  p.nslices = static_cast<int>((static_cast<std::int64_t>(a.nrows) + P::slice - 1) / P::slice);
+  std::vector<int> width(static_cast<std::size_t>(p.nslices)), offset(static_cast<std::size_t>(p.nslices) + 1, 0);
   std::int64_t total = 0;
   for (int s = 0; s < p.nslices; ++s) {
-    width[s] = static_cast<int>(sorted_len[static_cast<std::size_t>(s) * P::slice]);  // longest first
+    const std::size_t b = static_cast<std::size_t>(s) * P::slice, e = std::min(b + P::slice, sorted_len.size());
+    width[s] = static_cast<int>(*std::max_element(sorted_len.begin() + b, sorted_len.begin() + e));
     total += static_cast<std::int64_t>(width[s]) * P::slice;
     if (total > std::numeric_limits<int>::max())
       throw FormatCannotHoldError("pellr: " + std::to_string(total) + "+ slots exceed its 32-bit index");
@@ -96,8 +110,6 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const HostCsr<Scalar>& a, const ConvertO
       val[pos] = a.values[k];
     }
   }
-  p.ellr_iterations = warp_iterations(len);
-  p.pellr_iterations = warp_iterations(sorted_len);
   p.new_to_old = detail::upload<int, M>(perm, "kspmv::pellr::new_to_old");
   p.slice_width = detail::upload<int, M>(width, "kspmv::pellr::slice_width");
   p.slice_offset = detail::upload<int, M>(offset, "kspmv::pellr::slice_offset");
@@ -117,7 +129,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSp
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
       return cuda::pellr_spmv(space.cuda_stream(), A.nrows, A.nslices, A.slice_width.data(), A.slice_offset.data(),
-                              A.indices.data(), A.values.data(), caller ? A.new_to_old.data() : nullptr, alpha,
+                              A.indices.data(), A.values.data(), caller && A.sorted ? A.new_to_old.data() : nullptr, alpha,
                               x.data(), beta, y.data());
   }
 #endif
@@ -132,6 +144,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSp
   const auto indices = A.indices;
   const auto values = A.values;
   const auto perm = A.new_to_old;
+  const bool permute = caller && A.sorted;
   Kokkos::parallel_for(
       "kspmv::pellr", policy(space, (nslices + spt - 1) / spt, team), KOKKOS_LAMBDA(const member& t) {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, S * spt), [&](const int i) {
@@ -145,7 +158,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSp
             if (c < 0) break;  // this row's padding: the rest is padding too
             sum += values(base + n * S) * x(c);
           }
-          detail::combine_y(y, caller ? perm(row) : row, alpha, sum, beta);
+          detail::combine_y(y, permute ? perm(row) : row, alpha, sum, beta);
         });
       });
 }

@@ -19,6 +19,9 @@ __global__ void __launch_bounds__(128) pellr_kernel(int nrows, int nslices, cons
   const int lane = threadIdx.x & 31;
   const int row = s * 32 + lane;
   if (s >= nslices || row >= nrows) return;
+  // The output row first: its load overlaps the slice's, not the sum's tail
+  // (small matrices are latency-bound).
+  const int out = new_to_old ? ldg(new_to_old + row) : row;
   const int w = ldg(width + s);
   const int* ip = indices + ldg(offset + s) + lane;
   const Scalar* vp = values + ldg(offset + s) + lane;
@@ -35,7 +38,7 @@ __global__ void __launch_bounds__(128) pellr_kernel(int nrows, int nslices, cons
     for (int u = 0; u < 4; ++u)
       if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
   }
-  store_y(y, new_to_old ? ldg(new_to_old + row) : row, alpha, sum, beta);
+  store_y(y, out, alpha, sum, beta);
 }
 
 template <class Scalar>
