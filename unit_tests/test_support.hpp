@@ -24,7 +24,12 @@ inline std::string shared_matrices_dir() {
   return (::stat((d + "/MANIFEST.tsv").c_str(), &st) == 0) ? d : std::string();
 }
 
-inline std::string data_dir() { return KSPMV_TEST_DATA_DIR; }
+// The tests' own data files: $KSPMV_TEST_DATA (a binary run away from its
+// checkout, e.g. on a GPU node), else unit_tests/data of the checkout.
+inline std::string data_dir() {
+  const char* env = std::getenv("KSPMV_TEST_DATA");
+  return env ? env : KSPMV_TEST_DATA_DIR;
+}
 
 template <class Scalar>
 std::vector<Scalar> random_vector(std::size_t n, std::uint64_t seed) {

@@ -250,6 +250,7 @@ KOKKOS_INLINE_FUNCTION typename ValView::non_const_value_type evc_term(const Col
 template <int P, class Scalar, class ExecSpace, class XView, class YView>
 void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scalar, ExecSpace>& A, const XView& x,
                    Scalar beta, const YView& y) {
+  if (detail::spmv_prologue(space, "evc-hyb", A.nrows, A.ncols, alpha, x, beta, y)) return;
   const bool caller = A.order == OutputOrder::Caller;
   const int isplit = static_cast<int>(A.report.isplit);
 #if KSPMV_ENABLE_CUDA
