@@ -171,6 +171,51 @@ TEST(Ehyb, InternalOrderKeepsXAndYPermuted) {
   }
 }
 
+// Inline extra rows (default) and the paper's separate ER slices, both
+// checked against the reference (their roundings differ: inline adds the
+// ER entries to the row's sum, separate adds alpha times their sum to y),
+// in both orders and kernel paths, on matrices with few, many and only
+// extra-row entries.
+TEST(Ehyb, InlineAndSeparateExtraRows) {
+  const int n = 2000;
+  HostCoo<double> far(n, n);
+  for (int i = 0; i < n; ++i) far.add(i, (i + n / 2) % n, 1.0 + i % 3);
+  const std::vector<std::pair<std::string, HostCsr<double>>> mats = {
+      {"lap3d:14", generate<double>("lap3d:14")},
+      {"uniform", generate<double>("uniform:3000:0:25:seed=9")},
+      {"nothing in part", to_csr(far)}};
+  for (const auto& [name, a] : mats)
+    for (bool in : {true, false})
+      for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal})
+        for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+          ConvertOptions o = small_windows(2048, k, Partitioner::Bfs);
+          o.ehyb_inline_er = in;
+          o.output_order = order;
+          const auto m = Matrix<double>::convert(a, Format::Ehyb, o);
+          auto p = props(m);
+          EXPECT_EQ(p["er"], in ? "inline" : "separate");
+          ASSERT_NE(p["er_rows"], "0") << name;
+          if (order == OutputOrder::Caller) {
+            expect_matches(a, o, name + (in ? " inline" : " separate"));
+            continue;
+          }
+          const auto perm = m.internal_order();
+          const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 5);
+          std::vector<double> yref(static_cast<std::size_t>(a.nrows)), xi(x.size());
+          reference_spmv(1.0, a, x, 0.0, yref);
+          for (ordinal_t i = 0; i < a.nrows; ++i) xi[i] = x[perm[i]];
+          Matrix<double>::vector_type dx("x", x.size()), dy("y", yref.size());
+          auto hx = Kokkos::create_mirror_view(dx);
+          for (std::size_t i = 0; i < xi.size(); ++i) hx(i) = xi[i];
+          Kokkos::deep_copy(dx, hx);
+          Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
+          m.apply(1.0, dx, 0.0, dy);
+          auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+          for (ordinal_t i = 0; i < a.nrows; ++i)
+            ASSERT_NEAR(hy(i), yref[perm[i]], 1e-12 * (1 + std::fabs(yref[perm[i]]))) << name << " row " << i;
+        }
+}
+
 TEST(Ehyb, OptionErrors) {
   const auto a = generate<double>("lap2d:10");
   EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(-1)), InvalidArgumentError);

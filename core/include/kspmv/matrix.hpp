@@ -170,6 +170,7 @@ Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
           {"shared_bytes", std::to_string(r.shared_bytes)},
           {"pct_cached", percent(double(r.ell_nnz), double(f.nnz))},
           {"er_rows", std::to_string(r.er_rows)},
+          {"er", f.er_inline ? "inline" : "separate"},
           {"long_rows", std::to_string(r.long_rows)},
           {"padding", percent(double(r.ell_slots + r.er_slots - f.nnz), double(f.nnz))},
           {"bytes_per_nonzero", b},

@@ -71,6 +71,13 @@ struct ConvertOptions {
   // EHYB: rows longer than this go whole to a part with a warp or more per
   // row instead of one lane (0: never).
   std::int64_t ehyb_long_row = 256;
+  // EHYB: a row's entries outside its part ("extra rows") stored beside its
+  // slice as a second, 32-bit-column segment and summed by the same lane,
+  // so y is written once (true); or the paper's separate ER slices sorted
+  // by count, a second pass adding into y through yIdxER (false). Inline
+  // removes the second pass, which Nsight Compute showed latency-bound (29%
+  // of DRAM bandwidth, 40% of EHYB's time on a 25M-nnz P2 FEM matrix).
+  bool ehyb_inline_er = true;
   // Padded formats (DIA, ELL, ELLR, HYB's ELL) check their storage against
   // the memory available before building it; a budget > 0 caps it further.
   std::int64_t memory_budget_bytes = 0;

@@ -7,9 +7,12 @@
 //  - In-part entries form a sliced ELL (32-row slices = one warp, each its
 //    own width, column-major inside the slice) whose column indices are
 //    16-bit offsets into the part's x window (§3.4): 2 bytes instead of 4.
-//  - The other entries ("extra rows", ER) are sliced the same way over the
-//    rows that have any, sorted by their count, with 32-bit columns and the
-//    map er_y back to y (the paper's yIdxER).
+//  - The other entries ("extra rows", ER), with 32-bit columns: by default
+//    inline, a second segment of each slice (same rows, own width) that the
+//    row's lane sums before it writes y once; or, as the paper stores them
+//    (ConvertOptions::ehyb_inline_er = false), sliced separately over the
+//    rows that have any, sorted by their count, with the map er_y back to y
+//    (yIdxER) and a second pass adding into y.
 //
 // The kernel loads a part's x window into team scratch once; the part's
 // slices then read x from scratch only. The ER part runs as a second
@@ -76,7 +79,8 @@ struct EhybDevice {
   Kokkos::View<int*, memory_space> slice_width, slice_offset;
   Kokkos::View<std::uint16_t*, memory_space> ell_col;  // offset in the part's window
   Kokkos::View<Scalar*, memory_space> ell_val;
-  int er_slices = 0;
+  bool er_inline = true;  // er_* indexed by ELL slice (no er_y, no second pass)
+  int er_slices = 0;      // separate ER slices (0 when inline)
   Kokkos::View<int*, memory_space> er_width, er_offset, er_col, er_y;
   Kokkos::View<Scalar*, memory_space> er_val;
   // Long rows (more than ehyb_long_row entries), whole, as CSR sorted by
@@ -146,6 +150,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   d.nnz = a.nnz();
   d.order = opt.output_order;
   d.kernel = opt.kernel;
+  d.er_inline = opt.ehyb_inline_er;
   EhybReport& rep = d.report;
   // Device figures: the tuned CUDA kernel may opt in to all of an SM's
   // shared memory, the portable one has Kokkos' team scratch limit.
@@ -222,14 +227,28 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
                      [&](ordinal_t u, ordinal_t v) { return in_part[u] > in_part[v]; });
   const auto old_to_new = inverse_permutation(new_to_old);
   const bool caller = d.order == OutputOrder::Caller;
-  // Sliced ELL of the in-part entries, part by part.
+  // Sliced ELL of the in-part entries, part by part; inline ER segments
+  // beside each slice.
   std::vector<int> width, offset, part_slice(1, 0);
   std::vector<std::uint16_t> ecol;
   std::vector<Scalar> eval;
+  std::vector<int> er_width, er_offset, er_col, er_y;
+  std::vector<Scalar> er_val;
+  auto er_count = [&](ordinal_t o) { return is_long[o] ? std::int64_t(0) : a.row_length(o) - in_part[o]; };
+  auto er_entries = [&](ordinal_t orow, std::vector<std::pair<int, Scalar>>& e) {
+    if (is_long[orow]) return;
+    for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k)
+      if (part_of[a.col_idx[k]] != part_of[orow])
+        e.emplace_back(caller ? a.col_idx[k] : old_to_new[a.col_idx[k]], a.values[k]);
+  };
   for (int q = 0; q < rep.parts; ++q) {
     const ordinal_t ps = part.part_start[q], pe = part.part_start[q + 1];
-    std::vector<std::pair<ordinal_t, std::int64_t>> rows;
+    std::vector<std::pair<ordinal_t, std::int64_t>> rows, er_of_rows;
     for (ordinal_t r = ps; r < pe; ++r) rows.emplace_back(new_to_old[r], in_part[new_to_old[r]]);
+    if (d.er_inline) {
+      for (ordinal_t r = ps; r < pe; ++r) er_of_rows.emplace_back(new_to_old[r], er_count(new_to_old[r]));
+      detail::build_slices<int, Scalar>(er_of_rows, er_entries, -1, er_width, er_offset, er_col, er_val, "extra-rows");
+    }
     detail::build_slices<std::uint16_t, Scalar>(
         rows,
         [&](ordinal_t orow, std::vector<std::pair<std::uint16_t, Scalar>>& e) {
@@ -242,25 +261,18 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     part_slice.push_back(static_cast<int>(width.size()));
     if (opt.progress && (q & 255) == 0) opt.progress("reordering", 0.8 * q / rep.parts);
   }
-  // ER: rows with entries outside their part, most such entries first.
+  // ER rows: those with entries outside their part. Separate (the paper's
+  // layout): sliced on their own, most such entries first, with er_y.
   std::vector<std::pair<ordinal_t, std::int64_t>> er_rows;
   for (ordinal_t r = 0; r < n; ++r) {
     const ordinal_t o = new_to_old[r];
-    const std::int64_t c = a.row_length(o) - in_part[o];
-    if (c > 0 && !is_long[o]) er_rows.emplace_back(o, c);
+    if (er_count(o) > 0) er_rows.emplace_back(o, er_count(o));
   }
-  std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
-  std::vector<int> er_width, er_offset, er_col, er_y;
-  std::vector<Scalar> er_val;
-  detail::build_slices<int, Scalar>(
-      er_rows,
-      [&](ordinal_t orow, std::vector<std::pair<int, Scalar>>& e) {
-        for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k)
-          if (part_of[a.col_idx[k]] != part_of[orow])
-            e.emplace_back(caller ? a.col_idx[k] : old_to_new[a.col_idx[k]], a.values[k]);
-      },
-      -1, er_width, er_offset, er_col, er_val, "extra-rows");
-  for (const auto& [o, c] : er_rows) er_y.push_back(caller ? o : old_to_new[o]);
+  if (!d.er_inline) {
+    std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
+    detail::build_slices<int, Scalar>(er_rows, er_entries, -1, er_width, er_offset, er_col, er_val, "extra-rows");
+    for (const auto& [o, c] : er_rows) er_y.push_back(caller ? o : old_to_new[o]);
+  }
   // Long rows, shortest first (TPR ranges need ascending lengths).
   std::vector<ordinal_t> longs;
   for (ordinal_t i = 0; i < n; ++i)
@@ -296,7 +308,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     rep.csr_bytes_per_nonzero = (double(a.nnz()) * (tau + 4) + 4.0 * double(n + 1)) / double(a.nnz());
   }
   // Upload.
-  d.er_slices = static_cast<int>(er_width.size());
+  d.er_slices = d.er_inline ? 0 : static_cast<int>(er_width.size());
   d.new_to_old = detail::upload<int, M>(new_to_old, "kspmv::ehyb::new_to_old");
   d.part_start = detail::upload<int, M>(part.part_start, "kspmv::ehyb::part_start");
   d.part_slice = detail::upload<int, M>(part_slice, "kspmv::ehyb::part_slice");
@@ -388,8 +400,8 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
     if (A.kernel == KernelPath::Auto && contiguous(x, y))
       return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, A.report.window_rows, A.part_start.data(),
                              A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
-                             A.ell_val.data(), A.er_slices, static_cast<int>(A.report.er_rows), A.er_width.data(),
-                             A.er_offset.data(), A.er_col.data(), A.er_val.data(), A.er_y.data(),
+                             A.ell_val.data(), A.er_inline, A.er_slices, static_cast<int>(A.report.er_rows),
+                             A.er_width.data(), A.er_offset.data(), A.er_col.data(), A.er_val.data(), A.er_y.data(),
                              caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data());
   }
 #endif
@@ -406,8 +418,13 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
   const auto offset = A.slice_offset;
   const auto ecol = A.ell_col;
   const auto eval = A.ell_val;
+  const bool er_inline = A.er_inline;
+  const auto iw = A.er_width;
+  const auto io = A.er_offset;
+  const auto ic = A.er_col;
+  const auto iv = A.er_val;
   // Sliced ELL: a team per part, x window in scratch, a slice per thread
-  // (its 32 vector lanes one row each).
+  // (its 32 vector lanes one row each); inline ER entries from x itself.
   Kokkos::parallel_for(
       "kspmv::ehyb", policy(space, A.report.parts, team, vl).set_scratch_size(0, Kokkos::PerTeam(scratch_view::shmem_size(window))),
       KOKKOS_LAMBDA(const member& t) {
@@ -428,6 +445,14 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
               const std::uint16_t c = ecol(base + k * 32);
               if (c == EhybDevice<Scalar, ExecSpace>::padding) break;
               sum += eval(base + k * 32) * xw(c);
+            }
+            if (er_inline) {
+              const int ew = iw(s), eb = io(s) + lane;
+              for (int k = 0; k < ew; ++k) {
+                const int c = ic(eb + k * 32);
+                if (c < 0) break;
+                sum += iv(eb + k * 32) * x(c);
+              }
             }
             combine_y(y, caller ? perm(r) : r, alpha, sum, beta);
           });

@@ -3,9 +3,10 @@
 // x is in the caller's order), then its warps take the part's 32-row slices
 // through a counter in shared memory (set up anew by every block of every
 // call), one row per lane, x read from shared memory through 16-bit
-// offsets. The extra rows follow as a second launch, a warp per ER slice,
-// adding into y; no atomics touch y, so results are the same bits on every
-// run.
+// offsets, then (inline ER, the default) the row's entries outside the part
+// from x in global memory, and writes y once. With separate ER the extra
+// rows follow as a second launch, a warp per ER slice, adding into y. No
+// atomics touch y, so results are the same bits on every run.
 #pragma once
 
 #include "kspmv/backends/cuda/common.hpp"
@@ -20,6 +21,8 @@ __global__ void __launch_bounds__(ehyb_block)
     ehyb_ell_kernel(const int* __restrict__ part_start, const int* __restrict__ part_slice,
                     const int* __restrict__ width, const int* __restrict__ offset,
                     const unsigned short* __restrict__ col, const Scalar* __restrict__ val,
+                    const int* __restrict__ er_width, const int* __restrict__ er_offset,
+                    const int* __restrict__ er_col, const Scalar* __restrict__ er_val,
                     const int* __restrict__ new_to_old, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
                     Scalar* __restrict__ y) {
   extern __shared__ __align__(16) unsigned char ehyb_shared[];
@@ -52,6 +55,20 @@ __global__ void __launch_bounds__(ehyb_block)
 #pragma unroll
         for (int u = 0; u < 4; ++u)
           if (c[u] != 0xFFFF) sum += v[u] * xw[c[u]];
+      }
+      if (er_width) {  // inline extra-row entries: 32-bit columns into x
+        const int ew = ldg(er_width + s);
+        const int* ecp = er_col + (ew > 0 ? ldg(er_offset + s) : 0) + lane;
+        const Scalar* evp = er_val + (ew > 0 ? ldg(er_offset + s) : 0) + lane;
+        for (int k = 0; k < ew; k += 4) {
+          int ec[4];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) ec[u] = k + u < ew ? ldg(ecp + (k + u) * 32) : -1;
+          if (ec[0] < 0) break;
+#pragma unroll
+          for (int u = 0; u < 4; ++u)
+            if (ec[u] >= 0) sum += ldg(evp + (k + u) * 32) * ldg(x + ec[u]);
+        }
       }
       store_y(y, new_to_old ? ldg(new_to_old + r) : r, alpha, sum, beta);
     }
@@ -88,7 +105,8 @@ __global__ void __launch_bounds__(256)
 
 template <class Scalar>
 void ehyb_spmv(cudaStream_t stream, int parts, int window_rows, const int* part_start, const int* part_slice,
-               const int* width, const int* offset, const unsigned short* col, const Scalar* val, int er_slices,
+               const int* width, const int* offset, const unsigned short* col, const Scalar* val, bool er_inline,
+               int er_slices,
                int er_rows, const int* er_width, const int* er_offset, const int* er_col, const Scalar* er_val,
                const int* er_y, const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   const int shared = window_rows * static_cast<int>(sizeof(Scalar));
@@ -100,8 +118,9 @@ void ehyb_spmv(cudaStream_t stream, int parts, int window_rows, const int* part_
     opted = shared;
   }
   if (parts > 0) {
-    ehyb_ell_kernel<Scalar><<<parts, ehyb_block, shared, stream>>>(part_start, part_slice, width, offset, col, val,
-                                                                   new_to_old, alpha, x, beta, y);
+    ehyb_ell_kernel<Scalar><<<parts, ehyb_block, shared, stream>>>(
+        part_start, part_slice, width, offset, col, val, er_inline ? er_width : nullptr, er_offset, er_col, er_val,
+        new_to_old, alpha, x, beta, y);
     check_launch("kspmv::cuda::ehyb_ell_kernel");
   }
   if (er_slices > 0) {
