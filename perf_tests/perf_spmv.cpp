@@ -289,7 +289,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N|auto|paper|third, max_fill=F,
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, evc_rows_per_thread=N,
-// pellr_sort=auto|always|never, ehyb_inline_er=0|1).
+// pellr_sort=auto|always|never, ehyb_er=auto|inline|separate).
 bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::string& v) {
   if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
     o.partitioner = v == "metis"        ? kspmv::Partitioner::Metis
@@ -305,8 +305,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.max_fill = std::stod(v);
   else if (k == "order" && (v == "caller" || v == "internal"))
     o.output_order = v == "caller" ? kspmv::OutputOrder::Caller : kspmv::OutputOrder::Internal;
-  else if (k == "ehyb_inline_er" && (v == "0" || v == "1"))
-    o.ehyb_inline_er = v == "1";
+  else if (k == "ehyb_er" && (v == "auto" || v == "inline" || v == "separate"))
+    o.ehyb_er = v == "auto" ? kspmv::ErLayout::Auto : v == "inline" ? kspmv::ErLayout::Inline : kspmv::ErLayout::Separate;
   else if (k == "pellr_sort" && (v == "auto" || v == "always" || v == "never"))
     o.pellr_sort = v == "auto" ? kspmv::RowSort::Auto : v == "always" ? kspmv::RowSort::Always : kspmv::RowSort::Never;
   else if (k == "evc_split" && !v.empty())

@@ -185,11 +185,12 @@ TEST(Ehyb, InlineAndSeparateExtraRows) {
       {"uniform", generate<double>("uniform:3000:0:25:seed=9")},
       {"nothing in part", to_csr(far)}};
   for (const auto& [name, a] : mats)
-    for (bool in : {true, false})
+    for (ErLayout layout : {ErLayout::Inline, ErLayout::Separate})
       for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal})
         for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
           ConvertOptions o = small_windows(2048, k, Partitioner::Bfs);
-          o.ehyb_inline_er = in;
+          o.ehyb_er = layout;
+          const bool in = layout == ErLayout::Inline;
           o.output_order = order;
           const auto m = Matrix<double>::convert(a, Format::Ehyb, o);
           auto p = props(m);
@@ -214,6 +215,28 @@ TEST(Ehyb, InlineAndSeparateExtraRows) {
           for (ordinal_t i = 0; i < a.nrows; ++i)
             ASSERT_NEAR(hy(i), yref[perm[i]], 1e-12 * (1 + std::fabs(yref[perm[i]]))) << name << " row " << i;
         }
+}
+
+// ErLayout::Auto: inline where rows' outside counts are even (a stencil),
+// separate where a few rows with very many outside entries would widen
+// nearly every slice's inline segment.
+TEST(Ehyb, AutoExtraRowLayoutWeighsPadding) {
+  auto layout_of = [](const HostCsr<double>& a) {
+    const auto o = small_windows(2048, KernelPath::Portable, Partitioner::Contiguous);
+    auto p = props(Matrix<double>::convert(a, Format::Ehyb, o));
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, Matrix<double>::convert(a, Format::Ehyb, o), 1.0, 0.0));
+    return p["er"];
+  };
+  EXPECT_EQ(layout_of(generate<double>("lap3d:14")), "inline");
+  const int n = 4096;
+  HostCoo<double> c(n, n);
+  for (int i = 0; i < n; ++i) {
+    const int part_begin = i / 256 * 256;  // the contiguous parts of 2048-byte windows
+    for (int k = 0; k <= (i * 7) % 20; ++k) c.add(i, part_begin + (i + k) % 256, 1.0 + k);
+    if (i % 37 == 0)
+      for (int k = 0; k < 150; ++k) c.add(i, (part_begin + 1024 + 13 * k) % n, 0.5);
+  }
+  EXPECT_EQ(layout_of(to_csr(c)), "separate");
 }
 
 TEST(Ehyb, OptionErrors) {

@@ -30,6 +30,15 @@ enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
 // and costs x locality and a permuted y.
 enum class RowSort { Auto, Always, Never };
 
+// EHYB's extra-row entries. Inline: beside each slice as a second,
+// 32-bit-column segment that the row's lane sums before writing y once.
+// Separate: the paper's ER slices sorted by count, a second pass adding
+// into y through yIdxER. Auto: inline unless its padding costs more bytes
+// than 2.5x the separate pass's (the separate pass ran at 0.4x the main
+// kernel's bandwidth under Nsight Compute: latency-bound, one y
+// read-modify-write per row).
+enum class ErLayout { Auto, Inline, Separate };
+
 constexpr std::int64_t kHybKOneThird = -1, kHybKModel = -2, kHybKPaper = -3;
 
 struct ConvertOptions {
@@ -71,13 +80,9 @@ struct ConvertOptions {
   // EHYB: rows longer than this go whole to a part with a warp or more per
   // row instead of one lane (0: never).
   std::int64_t ehyb_long_row = 256;
-  // EHYB: a row's entries outside its part ("extra rows") stored beside its
-  // slice as a second, 32-bit-column segment and summed by the same lane,
-  // so y is written once (true); or the paper's separate ER slices sorted
-  // by count, a second pass adding into y through yIdxER (false). Inline
-  // removes the second pass, which Nsight Compute showed latency-bound (29%
-  // of DRAM bandwidth, 40% of EHYB's time on a 25M-nnz P2 FEM matrix).
-  bool ehyb_inline_er = true;
+  // EHYB: where a row's entries outside its part ("extra rows") go (see
+  // ErLayout).
+  ErLayout ehyb_er = ErLayout::Auto;
   // Padded formats (DIA, ELL, ELLR, HYB's ELL) check their storage against
   // the memory available before building it; a budget > 0 caps it further.
   std::int64_t memory_budget_bytes = 0;

@@ -10,7 +10,7 @@
 //  - The other entries ("extra rows", ER), with 32-bit columns: by default
 //    inline, a second segment of each slice (same rows, own width) that the
 //    row's lane sums before it writes y once; or, as the paper stores them
-//    (ConvertOptions::ehyb_inline_er = false), sliced separately over the
+//    (ConvertOptions::ehyb_er, ErLayout), sliced separately over the
 //    rows that have any, sorted by their count, with the map er_y back to y
 //    (yIdxER) and a second pass adding into y.
 //
@@ -150,7 +150,6 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   d.nnz = a.nnz();
   d.order = opt.output_order;
   d.kernel = opt.kernel;
-  d.er_inline = opt.ehyb_inline_er;
   EhybReport& rep = d.report;
   // Device figures: the tuned CUDA kernel may opt in to all of an SM's
   // shared memory, the portable one has Kokkos' team scratch limit.
@@ -220,11 +219,36 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
       if (part_of[a.col_idx[k]] == part_of[i]) ++in_part[i];
   }
-  // Inside each part: descending in-part count (ties keep the part's order).
+  // Inside each part: descending in-part count (Algorithm 1), then
+  // descending count outside the part (so inline ER segments pad little);
+  // ties keep the part's order.
+  auto outside = [&](ordinal_t o) { return is_long[o] ? std::int64_t(0) : a.row_length(o) - in_part[o]; };
   std::vector<ordinal_t> new_to_old = part.new_to_old;
   for (int q = 0; q < rep.parts; ++q)
     std::stable_sort(new_to_old.begin() + part.part_start[q], new_to_old.begin() + part.part_start[q + 1],
-                     [&](ordinal_t u, ordinal_t v) { return in_part[u] > in_part[v]; });
+                     [&](ordinal_t u, ordinal_t v) {
+                       return in_part[u] != in_part[v] ? in_part[u] > in_part[v] : outside(u) > outside(v);
+                     });
+  // Extra-row layout: slots of each, from the counts alone (ErLayout::Auto).
+  {
+    std::int64_t inline_slots = 0, separate_slots = 0, er_row_count = 0;
+    std::vector<std::int64_t> counts;
+    for (int q = 0; q < rep.parts; ++q)
+      for (ordinal_t r = part.part_start[q]; r < part.part_start[q + 1]; r += 32) {
+        std::int64_t w = 0;
+        for (ordinal_t i = r; i < std::min(r + 32, part.part_start[q + 1]); ++i) w = std::max(w, outside(new_to_old[i]));
+        inline_slots += 32 * w;
+      }
+    for (ordinal_t i = 0; i < n; ++i)
+      if (outside(i) > 0) counts.push_back(outside(i));
+    std::sort(counts.rbegin(), counts.rend());
+    er_row_count = static_cast<std::int64_t>(counts.size());
+    for (std::size_t s = 0; s < counts.size(); s += 32) separate_slots += 32 * counts[s];
+    const double inline_bytes = double(inline_slots) * (tau + 4);
+    const double separate_bytes = double(separate_slots) * (tau + 4) + double(er_row_count) * (4 + 2 * tau);
+    d.er_inline = opt.ehyb_er == ErLayout::Inline ||
+                  (opt.ehyb_er == ErLayout::Auto && inline_bytes <= 2.5 * separate_bytes);
+  }
   const auto old_to_new = inverse_permutation(new_to_old);
   const bool caller = d.order == OutputOrder::Caller;
   // Sliced ELL of the in-part entries, part by part; inline ER segments
@@ -234,7 +258,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   std::vector<Scalar> eval;
   std::vector<int> er_width, er_offset, er_col, er_y;
   std::vector<Scalar> er_val;
-  auto er_count = [&](ordinal_t o) { return is_long[o] ? std::int64_t(0) : a.row_length(o) - in_part[o]; };
+  auto er_count = outside;
   auto er_entries = [&](ordinal_t orow, std::vector<std::pair<int, Scalar>>& e) {
     if (is_long[orow]) return;
     for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k)
