@@ -247,7 +247,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     const double inline_bytes = double(inline_slots) * (tau + 4);
     const double separate_bytes = double(separate_slots) * (tau + 4) + double(er_row_count) * (4 + 2 * tau);
     d.er_inline = opt.ehyb_er == ErLayout::Inline ||
-                  (opt.ehyb_er == ErLayout::Auto && inline_bytes <= 2.5 * separate_bytes);
+                  (opt.ehyb_er == ErLayout::Auto && a.nnz() <= kEhybInlineMaxNnz && inline_bytes <= 2.5 * separate_bytes);
   }
   const auto old_to_new = inverse_permutation(new_to_old);
   const bool caller = d.order == OutputOrder::Caller;
