@@ -36,9 +36,9 @@ enum class RowSort { Auto, Always, Never };
 // into y through yIdxER. Auto: inline up to kEhybInlineMaxNnz nonzeros
 // (measured on the H100: inline 4-13% faster on all seven FEM and stencil
 // matrices of 5M-56M nonzeros, separate 5% and 18% faster on the two of
-// 104M and 116M), and only while its padding stays under 2.5x the separate
+// 104M and 116M), and only while its padded slots cost under 4x the separate
 // layout's bytes (a few rows with very many outside entries would widen
-// every slice).
+// every slice; the measured FEM and stencil matrices are at 0.5x-2.6x).
 enum class ErLayout { Auto, Inline, Separate };
 constexpr std::int64_t kEhybInlineMaxNnz = 64'000'000;
 

@@ -57,6 +57,7 @@ struct EhybReport {
   std::int64_t ell_nnz = 0, er_nnz = 0, ell_slots = 0, er_slots = 0;
   std::int64_t er_rows = 0;
   std::int64_t long_rows = 0, long_nnz = 0;
+  double er_inline_bytes = 0, er_separate_bytes = 0;  // what ErLayout::Auto weighs
   double partition_seconds = 0, reorder_seconds = 0;
   double bytes_per_nonzero = 0;      // matrix bytes moved per nonzero
   double csr_bytes_per_nonzero = 0;  // the same for CSR with 32-bit indices
@@ -246,8 +247,10 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     for (std::size_t s = 0; s < counts.size(); s += 32) separate_slots += 32 * counts[s];
     const double inline_bytes = double(inline_slots) * (tau + 4);
     const double separate_bytes = double(separate_slots) * (tau + 4) + double(er_row_count) * (4 + 2 * tau);
+    rep.er_inline_bytes = inline_bytes;
+    rep.er_separate_bytes = separate_bytes;
     d.er_inline = opt.ehyb_er == ErLayout::Inline ||
-                  (opt.ehyb_er == ErLayout::Auto && a.nnz() <= kEhybInlineMaxNnz && inline_bytes <= 2.5 * separate_bytes);
+                  (opt.ehyb_er == ErLayout::Auto && a.nnz() <= kEhybInlineMaxNnz && inline_bytes <= 4.0 * separate_bytes);
   }
   const auto old_to_new = inverse_permutation(new_to_old);
   const bool caller = d.order == OutputOrder::Caller;
