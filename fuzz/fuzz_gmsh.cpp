@@ -20,7 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto a = kspmv::assemble_laplacian<double>(m, e);
       a.validate();  // throws InvalidArgumentError: not a typed rejection of input, so abort
     }
-    if (m.tets.size() <= 50) kspmv::refine_uniform(m).tets.size();
+    if (m.tets.size() <= 50 && kspmv::refine_uniform(m).tets.size() != 8 * m.tets.size()) {
+      std::fprintf(stderr, "refinement did not give 8 children per tetrahedron\n");
+      std::abort();
+    }
   } catch (const kspmv::InvalidArgumentError& e) {
     std::fprintf(stderr, "assembled matrix is not canonical: %s\n", e.what());
     std::abort();
