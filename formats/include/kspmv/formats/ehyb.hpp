@@ -15,8 +15,9 @@
 //    (yIdxER) and a second pass adding into y.
 //
 // The kernel loads a part's x window into team scratch once; the part's
-// slices then read x from scratch only. The ER part runs as a second
-// launch that adds into y: the two parts never race on a row, every call
+// slices then read x from scratch only (inline ER entries read x from
+// global memory in the same pass). Separate ER runs as a second launch
+// that adds into y. Either way no two threads write one row, every call
 // recomputes ER (the original skips it after the first call), and the
 // result is the same bits on every run. Padding is marked (0xFFFF / -1)
 // and skipped, so Inf or NaN in x never meets a padding zero.
