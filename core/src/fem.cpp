@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "kspmv/core/error.hpp"
+#include "kspmv/core/generators.hpp"
 #include "kspmv/core/matrix_market.hpp"
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/permutation.hpp"
@@ -411,13 +412,7 @@ HostCsr<Scalar> assemble_laplacian(const TetMesh& m, FemElement e, const Progres
 template <class Scalar>
 HostCsr<Scalar> fem_matrix(const std::string& spec, const ProgressFn& progress) {
   const char* usage = "fem:MESH:p1|p2[:refine=R][:order=natural|rcm|scrambled][:seed=S]";
-  std::vector<std::string> parts;
-  for (std::size_t b = 0;;) {
-    const auto e = spec.find(':', b);
-    parts.push_back(spec.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
+  const std::vector<std::string> parts = split_spec(spec);
   if (parts.size() < 3 || parts[0] != "fem") throw ParseError(spec, 0, std::string("usage: ") + usage);
   std::string path = parts[1];
   const std::string element = parts[2];

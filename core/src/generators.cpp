@@ -352,6 +352,17 @@ std::int64_t parse_integer(const std::string& spec, const std::string& tok, cons
 
 }  // namespace
 
+std::vector<std::string> split_spec(const std::string& spec) {
+  std::vector<std::string> parts;
+  for (std::size_t b = 0;;) {
+    const auto e = spec.find(':', b);
+    parts.push_back(spec.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return parts;
+}
+
 bool is_generator_spec(const std::string& s) {
   if (s.rfind("fem:", 0) == 0) return true;
   const auto colon = s.find(':');
@@ -369,13 +380,7 @@ std::string generator_help() {
 template <class Scalar>
 HostCsr<Scalar> generate(const std::string& spec, const ProgressFn& progress) {
   if (spec.rfind("fem:", 0) == 0) return fem_matrix<Scalar>(spec, progress);
-  std::vector<std::string> parts;
-  for (std::size_t b = 0;;) {
-    const auto e = spec.find(':', b);
-    parts.push_back(spec.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
+  const std::vector<std::string> parts = split_spec(spec);
   const GeneratorInfo* g = find_generator(parts[0]);
   if (!g)
     throw InvalidArgumentError("unknown generator '" + parts[0] + "' in '" + spec +

@@ -37,6 +37,8 @@
 
 namespace kspmv {
 
+// A spec's ':'-separated fields, empty ones kept ("a::b" -> a, "", b).
+std::vector<std::string> split_spec(const std::string& spec);
 // True when `s` starts with a known generator name followed by ':'.
 bool is_generator_spec(const std::string& s);
 // One line per generator, for --help texts and error messages.

@@ -262,7 +262,6 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   std::vector<Scalar> eval;
   std::vector<int> er_width, er_offset, er_col, er_y;
   std::vector<Scalar> er_val;
-  auto er_count = outside;
   auto er_entries = [&](ordinal_t orow, std::vector<std::pair<int, Scalar>>& e) {
     if (is_long[orow]) return;
     for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k)
@@ -274,7 +273,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     std::vector<std::pair<ordinal_t, std::int64_t>> rows, er_of_rows;
     for (ordinal_t r = ps; r < pe; ++r) rows.emplace_back(new_to_old[r], in_part[new_to_old[r]]);
     if (d.er_inline) {
-      for (ordinal_t r = ps; r < pe; ++r) er_of_rows.emplace_back(new_to_old[r], er_count(new_to_old[r]));
+      for (ordinal_t r = ps; r < pe; ++r) er_of_rows.emplace_back(new_to_old[r], outside(new_to_old[r]));
       detail::build_slices<int, Scalar>(er_of_rows, er_entries, -1, er_width, er_offset, er_col, er_val, "extra-rows");
     }
     detail::build_slices<std::uint16_t, Scalar>(
@@ -294,7 +293,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   std::vector<std::pair<ordinal_t, std::int64_t>> er_rows;
   for (ordinal_t r = 0; r < n; ++r) {
     const ordinal_t o = new_to_old[r];
-    if (er_count(o) > 0) er_rows.emplace_back(o, er_count(o));
+    if (outside(o) > 0) er_rows.emplace_back(o, outside(o));
   }
   if (!d.er_inline) {
     std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
