@@ -24,6 +24,30 @@ __device__ __forceinline__ T ldg(const T* p) {
   return __ldg(p);
 }
 
+// One row of a column-major padded slab (ELL, PELLR and EVC-HYB slices,
+// EHYB's extra rows): slot k at cp/vp + k * pitch, column -1 marks the
+// row's padding, which is contiguous at its end. Four slots per step, all
+// index and value loads issued before the x loads (memory-level
+// parallelism); a step that starts on padding ends the row.
+template <class Scalar>
+__device__ __forceinline__ Scalar padded_row_dot(int width, long pitch, const int* __restrict__ cp,
+                                                 const Scalar* __restrict__ vp, const Scalar* __restrict__ x) {
+  Scalar sum = 0;
+  for (int k = 0; k < width; k += 4) {
+    int c[4];
+    Scalar v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ldg(cp + (k + u) * pitch) : -1;
+    if (c[0] < 0) break;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + (k + u) * pitch) : Scalar(0);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
+  }
+  return sum;
+}
+
 // y(i) = alpha * sum + beta * y(i); beta == 0 never reads y.
 template <class Scalar>
 __device__ __forceinline__ void store_y(Scalar* y, long i, Scalar alpha, Scalar sum, Scalar beta) {

@@ -58,16 +58,9 @@ __global__ void __launch_bounds__(ehyb_block)
       }
       if (er_width) {  // inline extra-row entries: 32-bit columns into x
         const int ew = ldg(er_width + s);
-        const int* ecp = er_col + (ew > 0 ? ldg(er_offset + s) : 0) + lane;
-        const Scalar* evp = er_val + (ew > 0 ? ldg(er_offset + s) : 0) + lane;
-        for (int k = 0; k < ew; k += 4) {
-          int ec[4];
-#pragma unroll
-          for (int u = 0; u < 4; ++u) ec[u] = k + u < ew ? ldg(ecp + (k + u) * 32) : -1;
-          if (ec[0] < 0) break;
-#pragma unroll
-          for (int u = 0; u < 4; ++u)
-            if (ec[u] >= 0) sum += ldg(evp + (k + u) * 32) * ldg(x + ec[u]);
+        if (ew > 0) {
+          const int base = ldg(er_offset + s) + lane;
+          sum += padded_row_dot(ew, 32, er_col + base, er_val + base, x);
         }
       }
       store_y(y, new_to_old ? ldg(new_to_old + r) : r, alpha, sum, beta);
@@ -87,19 +80,8 @@ __global__ void __launch_bounds__(256)
   const int e = (blockIdx.x * blockDim.x + threadIdx.x);
   if (s >= nslices || e >= nrows) return;
   const int lane = threadIdx.x & 31;
-  const int w = ldg(width + s);
-  const int* cp = col + ldg(offset + s) + lane;
-  const Scalar* vp = val + ldg(offset + s) + lane;
-  Scalar sum = 0;
-  for (int k = 0; k < w; k += 4) {  // four slots' loads in flight
-    int c[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) c[u] = k + u < w ? ldg(cp + (k + u) * 32) : -1;
-    if (c[0] < 0) break;
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      if (c[u] >= 0) sum += ldg(vp + (k + u) * 32) * ldg(x + c[u]);
-  }
+  const int base = ldg(offset + s) + lane;
+  const Scalar sum = padded_row_dot(ldg(width + s), 32, col + base, val + base, x);
   y[ldg(er_y + e)] += alpha * sum;
 }
 

@@ -13,24 +13,7 @@ __global__ void __launch_bounds__(256) ell_kernel(int nrows, int width, int pitc
                                                   const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= nrows) return;
-  Scalar sum = 0;
-  const int* ip = indices + row;
-  const Scalar* vp = values + row;
-  // Four slots per step: all four index and value loads are issued before
-  // the x loads (memory-level parallelism); a row's padding is contiguous
-  // at its end, so a step that starts on padding ends the row.
-  for (int n = 0; n < width; n += 4) {
-    int c[4];
-    Scalar v[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) c[u] = n + u < width ? ldg(ip + static_cast<long>(n + u) * pitch) : -1;
-    if (c[0] < 0) break;
-#pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + static_cast<long>(n + u) * pitch) : Scalar(0);
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
-  }
+  const Scalar sum = padded_row_dot(width, pitch, indices + row, values + row, x);
   store_y(y, row, alpha, sum, beta);
 }
 

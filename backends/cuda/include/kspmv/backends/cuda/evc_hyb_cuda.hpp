@@ -30,18 +30,7 @@ __device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict
     const Scalar* vp = val + offset + r;
     Scalar sum = 0;
     if constexpr (P == 0) {
-      for (int k = 0; k < width; k += 4) {
-        int c[4];
-        Scalar v[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ldg(cp + static_cast<long>(k + u) * rows) : -1;
-        if (c[0] < 0) break;
-#pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + static_cast<long>(k + u) * rows) : Scalar(0);
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-          if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
-      }
+      sum = padded_row_dot(width, rows, cp, vp, x);
     } else {
       // Profile modes (adaptive_cuda.hpp): every slot of the row's block,
       // padding included where the columns are not read (value 0 there).

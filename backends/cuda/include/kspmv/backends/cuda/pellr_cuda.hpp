@@ -23,21 +23,8 @@ __global__ void __launch_bounds__(128) pellr_kernel(int nrows, int nslices, cons
   // (small matrices are latency-bound).
   const int out = new_to_old ? ldg(new_to_old + row) : row;
   const int w = ldg(width + s);
-  const int* ip = indices + ldg(offset + s) + lane;
-  const Scalar* vp = values + ldg(offset + s) + lane;
-  Scalar sum = 0;
-  for (int n = 0; n < w; n += 4) {
-    int c[4];
-    Scalar v[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) c[u] = n + u < w ? ldg(ip + (n + u) * 32) : -1;
-    if (c[0] < 0) break;
-#pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + (n + u) * 32) : Scalar(0);
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
-  }
+  const int base = ldg(offset + s) + lane;
+  const Scalar sum = padded_row_dot(w, 32, indices + base, values + base, x);
   store_y(y, out, alpha, sum, beta);
 }
 
