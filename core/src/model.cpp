@@ -108,18 +108,18 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       chain_elems = maxlen / 256;
       break;
     case Format::Ell:
-      slots = maxlen * pitch;
+      slots = maxlen * double((s.rows.nrows + 255) / 256 * 256);  // 256-row slices (ell.hpp)
       bytes = kIndex * slots + tau * nnz + x + y;  // padding: index read, value and x skipped
       e.storage_bytes = (tau + kIndex) * slots;
       chain_elems = maxlen;
-      e.feasible = slots <= max_fill * std::max(nnz, 1.0);
+      e.feasible = maxlen * n <= max_fill * std::max(nnz, 1.0);
       break;
     case Format::Ellr:
       slots = maxlen * pitch;
       bytes = (tau + kIndex) * warp_slots(s.lengths) + kIndex * n + x + y;
       e.storage_bytes = (tau + kIndex) * slots + kIndex * n;
       chain_elems = maxlen;
-      e.feasible = slots <= max_fill * std::max(nnz, 1.0);
+      e.feasible = maxlen * n <= max_fill * std::max(nnz, 1.0);
       break;
     case Format::Pellr:
     case Format::Jad: {

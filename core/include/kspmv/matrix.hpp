@@ -80,7 +80,7 @@ template <class Scalar, class ExecSpace>
 Properties format_properties(const EllDevice<Scalar, ExecSpace>& f) {
   return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
           {"width", std::to_string(f.width)},
-          {"fill", std::to_string(f.nnz ? double(f.width) * f.pitch / double(f.nnz) : 0.0)}};
+          {"fill", std::to_string(f.nnz ? double(f.width) * f.padded_rows / double(f.nnz) : 0.0)}};
 }
 template <class Scalar, class ExecSpace>
 Properties format_properties(const CooDevice<Scalar, ExecSpace>& f) {

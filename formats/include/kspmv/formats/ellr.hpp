@@ -1,6 +1,6 @@
 // ELLPACK-R (pellr §2): ELL plus the row-length array rl; each thread stops
-// at its own row's length, so padding slots are never loaded. Column-major,
-// coalesced, as ELL.
+// at its own row's length, so padding slots are never loaded. ELL's storage
+// (column-major within 256-row slices), coalesced.
 #pragma once
 
 #include "kspmv/core/row_stats.hpp"
@@ -51,8 +51,8 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
   if (detail::spmv_prologue(space, "ellr", A.nrows, A.ncols, alpha, x, beta, y)) return;
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    if (A.ell.kernel == KernelPath::Auto && detail::contiguous(x, y))
-      return cuda::ellr_spmv(space.cuda_stream(), A.nrows, A.ell.pitch, A.rl.data(), A.ell.indices.data(),
+    if (A.ell.kernel == KernelPath::Auto && detail::contiguous(x, y) && A.ell.slice == detail::kEllSliceRows)
+      return cuda::ellr_spmv<Scalar, detail::kEllSliceRows>(space.cuda_stream(), A.nrows, A.ell.width, A.rl.data(), A.ell.indices.data(),
                              A.ell.values.data(), alpha, x.data(), beta, y.data());
   }
 #endif
@@ -60,7 +60,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
   using member = typename policy::member_type;
   const int team = detail::default_team_size<ExecSpace>();
   const int rpt = detail::is_host_space<ExecSpace>() ? 1024 : team;
-  const int nrows = A.nrows, pitch = A.ell.pitch;
+  const int nrows = A.nrows, slice = A.ell.slice, width = A.ell.width;
   const auto rl = A.rl;
   const auto indices = A.ell.indices;
   const auto values = A.ell.values;
@@ -72,7 +72,11 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
           if (row >= nrows) return;
           Scalar sum = 0;
           const int len = rl(row);
-          for (int n = 0; n < len; ++n) sum += values(n * pitch + row) * x(indices(n * pitch + row));
+          const std::int64_t base = detail::ell_row_base(row, slice, width);
+          for (int n = 0; n < len; ++n) {
+            const std::int64_t k = base + static_cast<std::int64_t>(n) * slice;
+            sum += values(k) * x(indices(k));
+          }
           detail::combine_y(y, row, alpha, sum, beta);
         });
       });

@@ -33,11 +33,11 @@ struct AdaptiveRows {
 template <int P, class Scalar>
 __device__ __forceinline__ Scalar profiled_term(const int* __restrict__ col, const Scalar* __restrict__ val,
                                                 const Scalar* __restrict__ x, long k) {
-  if constexpr (P == 1) return ldg(val + k);
+  if constexpr (P == 1) return ld_stream(val + k);
   if constexpr (P == 3) return Scalar(1);
-  const int c = ldg(col + k);
+  const int c = ld_stream(col + k);
   if constexpr (P == 2) return c >= 0 ? ldg(x + c) : Scalar(0);
-  return c >= 0 ? ldg(val + k) * ldg(x + c) : Scalar(0);
+  return c >= 0 ? ld_stream(val + k) * ldg(x + c) : Scalar(0);
 }
 
 template <class Scalar, int BLOCK, int P = 0>
@@ -54,18 +54,18 @@ __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& 
   int s = 0;
   Scalar sum = 0;
   if (active) {
-    s = a.rows ? ldg(a.rows + i) : i;
-    const int begin = ldg(a.row_ptr + s), end = ldg(a.row_ptr + s + 1);
+    s = a.rows ? ld_stream(a.rows + i) : i;
+    const int begin = ld_stream(a.row_ptr + s), end = ld_stream(a.row_ptr + s + 1);
     int k = begin + lane;
     if constexpr (P == 0) {
       // Four entries' loads in flight per lane: long rows are latency-bound.
       for (; k + 3 * tpr < end; k += 4 * tpr) {
         int c[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) c[u] = ldg(a.col + k + u * tpr);
+        for (int u = 0; u < 4; ++u) c[u] = ld_stream(a.col + k + u * tpr);
 #pragma unroll
         for (int u = 0; u < 4; ++u)
-          if (c[u] >= 0) sum += ldg(a.val + k + u * tpr) * ldg(x + c[u]);
+          if (c[u] >= 0) sum += ld_stream(a.val + k + u * tpr) * ldg(x + c[u]);
       }
     } else {
       for (; k + 3 * tpr < end; k += 4 * tpr) {
@@ -77,8 +77,8 @@ __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& 
     }
     for (; k < end; k += tpr) {
       if constexpr (P == 0) {
-        const int c = ldg(a.col + k);
-        if (c >= 0) sum += ldg(a.val + k) * ldg(x + c);
+        const int c = ld_stream(a.col + k);
+        if (c >= 0) sum += ld_stream(a.val + k) * ldg(x + c);
       } else {
         sum += profiled_term<P>(a.col, a.val, x, k);
       }
@@ -95,7 +95,7 @@ __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& 
       for (int w = 0; w < tpr / 32; ++w) sum += partial[threadIdx.x / 32 + w];
     }
   }
-  if (active && lane == 0) store_y(y, a.out ? ldg(a.out + i) : s + a.y_offset, alpha, sum, beta);
+  if (active && lane == 0) store_y(y, a.out ? ld_stream(a.out + i) : s + a.y_offset, alpha, sum, beta);
 }
 
 template <class Scalar, int BLOCK>

@@ -24,6 +24,17 @@ __device__ __forceinline__ T ldg(const T* p) {
   return __ldg(p);
 }
 
+// Streaming load (LD.CS, evict-first in L1 and L2) for the matrix arrays,
+// which one SpMV reads exactly once. When matrix + vectors exceed L2, plain
+// loads let the matrix stream push x and y out (an LRU cache under a cyclic
+// sweep larger than itself misses everything); marked evict-first, the
+// matrix passes through and x (reused within the SpMV) and y (written back,
+// or read again by the next solver step) stay.
+template <class T>
+__device__ __forceinline__ T ld_stream(const T* p) {
+  return __ldcs(p);
+}
+
 // One row of a column-major padded slab (ELL, PELLR and EVC-HYB slices,
 // EHYB's extra rows): slot k at cp/vp + k * pitch, column -1 marks the
 // row's padding, which is contiguous at its end. Four slots per step, all
@@ -37,10 +48,10 @@ __device__ __forceinline__ Scalar padded_row_dot(int width, long pitch, const in
     int c[4];
     Scalar v[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ldg(cp + (k + u) * pitch) : -1;
+    for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ld_stream(cp + (k + u) * pitch) : -1;
     if (c[0] < 0) break;
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ldg(vp + (k + u) * pitch) : Scalar(0);
+    for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
 #pragma unroll
     for (int u = 0; u < 4; ++u)
       if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);

@@ -36,8 +36,8 @@ __global__ void __launch_bounds__(128) coo_kernel(long nnz, int S, int nchunks, 
   for (long base = cs; base < ce; base += 32) {
     const long e = base + lane;
     const bool valid = e < ce;
-    const int r = valid ? ldg(row + e) : -2;
-    Scalar p = valid ? ldg(val + e) * ldg(x + ldg(col + e)) : Scalar(0);
+    const int r = valid ? ld_stream(row + e) : -2;
+    Scalar p = valid ? ld_stream(val + e) * ldg(x + ld_stream(col + e)) : Scalar(0);
     if (lane == 0 && carry_row >= 0) {
       if (carry_row == r)
         p += carry;

@@ -18,9 +18,9 @@ __global__ void __launch_bounds__(128) csr_kernel(int nrows, const int* __restri
   const int lane = threadIdx.x & (VL - 1);
   // Whole groups leave together, so the shuffles below see full groups.
   if (row >= nrows) return;
-  const int begin = ldg(row_ptr + row), end = ldg(row_ptr + row + 1);
+  const int begin = ld_stream(row_ptr + row), end = ld_stream(row_ptr + row + 1);
   Scalar sum = 0;
-  for (int k = begin + lane; k < end; k += VL) sum += ldg(values + k) * ldg(x + ldg(col_idx + k));
+  for (int k = begin + lane; k < end; k += VL) sum += ld_stream(values + k) * ldg(x + ld_stream(col_idx + k));
   if (VL > 1) {
     const unsigned mask = VL == 32 ? 0xffffffffu : (((1u << VL) - 1u) << (threadIdx.x & 31 & ~(VL - 1)));
 #pragma unroll

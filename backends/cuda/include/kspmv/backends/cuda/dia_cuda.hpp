@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(256) dia_kernel(int nrows, int ncols, int ndia
 #pragma unroll 4
   for (int d = 0; d < ndiag; ++d) {
     const int col = row + offs[d];
-    const Scalar v = ldg(dp + static_cast<long>(d) * pitch);
+    const Scalar v = ld_stream(dp + static_cast<long>(d) * pitch);
     if (static_cast<unsigned>(col) < static_cast<unsigned>(ncols)) sum += v * ldg(x + col);
   }
   store_y(y, row, alpha, sum, beta);

@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(ehyb_block)
   __shared__ int next_slice;
   const int q = blockIdx.x;
   const int ps = ldg(part_start + q), pe = ldg(part_start + q + 1);
-  for (int i = threadIdx.x; i < pe - ps; i += ehyb_block) xw[i] = ldg(x + (new_to_old ? ldg(new_to_old + ps + i) : ps + i));
+  for (int i = threadIdx.x; i < pe - ps; i += ehyb_block) xw[i] = ldg(x + (new_to_old ? ld_stream(new_to_old + ps + i) : ps + i));
   const int s0 = ldg(part_slice + q), s1 = ldg(part_slice + q + 1);
   constexpr int warps = ehyb_block / 32;
   if (threadIdx.x == 0) next_slice = s0 + warps;
@@ -48,10 +48,10 @@ __global__ void __launch_bounds__(ehyb_block)
         unsigned short c[4];
         Scalar v[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) c[u] = k + u < w ? ldg(cp + (k + u) * 32) : 0xFFFF;
+        for (int u = 0; u < 4; ++u) c[u] = k + u < w ? ld_stream(cp + (k + u) * 32) : 0xFFFF;
         if (c[0] == 0xFFFF) break;
 #pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = c[u] != 0xFFFF ? ldg(vp + (k + u) * 32) : Scalar(0);
+        for (int u = 0; u < 4; ++u) v[u] = c[u] != 0xFFFF ? ld_stream(vp + (k + u) * 32) : Scalar(0);
 #pragma unroll
         for (int u = 0; u < 4; ++u)
           if (c[u] != 0xFFFF) sum += v[u] * xw[c[u]];
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(ehyb_block)
           sum += padded_row_dot(ew, 32, er_col + base, er_val + base, x);
         }
       }
-      store_y(y, new_to_old ? ldg(new_to_old + r) : r, alpha, sum, beta);
+      store_y(y, new_to_old ? ld_stream(new_to_old + r) : r, alpha, sum, beta);
     }
     int n = 0;
     if (lane == 0) n = atomicAdd(&next_slice, 1);
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(256)
   const int lane = threadIdx.x & 31;
   const int base = ldg(offset + s) + lane;
   const Scalar sum = padded_row_dot(ldg(width + s), 32, col + base, val + base, x);
-  y[ldg(er_y + e)] += alpha * sum;
+  y[ld_stream(er_y + e)] += alpha * sum;
 }
 
 template <class Scalar>

@@ -7,8 +7,8 @@
 namespace kspmv {
 namespace cuda {
 
-// Rows `first + i` for i < n of a column-major slab with the given pitch
-// (ELLR: the whole matrix; PELLR: one 32-row slice), lengths len(i).
+// One row of a column-major slab, `len` slots `pitch` apart (ELLR: ELL's
+// 256-row slices; PELLR: one 32-row slice).
 template <class Scalar>
 __device__ __forceinline__ Scalar row_dot(int len, long pitch, const int* __restrict__ ip,
                                           const Scalar* __restrict__ vp, const Scalar* __restrict__ x) {
@@ -19,32 +19,33 @@ __device__ __forceinline__ Scalar row_dot(int len, long pitch, const int* __rest
     Scalar v[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-      c[u] = ldg(ip + (n + u) * pitch);
-      v[u] = ldg(vp + (n + u) * pitch);
+      c[u] = ld_stream(ip + (n + u) * pitch);
+      v[u] = ld_stream(vp + (n + u) * pitch);
     }
 #pragma unroll
     for (int u = 0; u < 4; ++u) sum += v[u] * ldg(x + c[u]);
   }
-  for (; n < len; ++n) sum += ldg(vp + n * pitch) * ldg(x + ldg(ip + n * pitch));
+  for (; n < len; ++n) sum += ld_stream(vp + n * pitch) * ldg(x + ld_stream(ip + n * pitch));
   return sum;
 }
 
-template <class Scalar>
-__global__ void __launch_bounds__(256) ellr_kernel(int nrows, int pitch, const int* __restrict__ rl,
+template <class Scalar, int Slice>
+__global__ void __launch_bounds__(256) ellr_kernel(int nrows, int width, const int* __restrict__ rl,
                                                    const int* __restrict__ indices, const Scalar* __restrict__ values,
                                                    Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
                                                    Scalar* __restrict__ y) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= nrows) return;
-  const Scalar sum = row_dot(ldg(rl + row), pitch, indices + row, values + row, x);
+  const long base = static_cast<long>(row / Slice) * Slice * width + row % Slice;
+  const Scalar sum = row_dot(ld_stream(rl + row), Slice, indices + base, values + base, x);
   store_y(y, row, alpha, sum, beta);
 }
 
-template <class Scalar>
-void ellr_spmv(cudaStream_t stream, int nrows, int pitch, const int* rl, const int* indices, const Scalar* values,
+template <class Scalar, int Slice>
+void ellr_spmv(cudaStream_t stream, int nrows, int width, const int* rl, const int* indices, const Scalar* values,
                Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
-  ellr_kernel<Scalar><<<blocks_for(nrows, 256), 256, 0, stream>>>(nrows, pitch, rl, indices, values, alpha, x, beta,
-                                                                  y);
+  ellr_kernel<Scalar, Slice><<<blocks_for(nrows, 256), 256, 0, stream>>>(nrows, width, rl, indices, values, alpha,
+                                                                         x, beta, y);
   check_launch("kspmv::cuda::ellr_kernel");
 }
 

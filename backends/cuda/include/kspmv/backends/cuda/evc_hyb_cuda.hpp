@@ -37,7 +37,7 @@ __device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict
       for (int k = 0; k < width; ++k) sum += profiled_term<P>(cp, vp, x, static_cast<long>(k) * rows);
     }
     const int sr = row_begin + r;
-    store_y(y, new_to_old ? ldg(new_to_old + sr) : sr, alpha, sum, beta);
+    store_y(y, new_to_old ? ld_stream(new_to_old + sr) : sr, alpha, sum, beta);
   }
 }
 

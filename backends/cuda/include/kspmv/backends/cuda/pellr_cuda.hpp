@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(128) pellr_kernel(int nrows, int nslices, cons
   if (s >= nslices || row >= nrows) return;
   // The output row first: its load overlaps the slice's, not the sum's tail
   // (small matrices are latency-bound).
-  const int out = new_to_old ? ldg(new_to_old + row) : row;
+  const int out = new_to_old ? ld_stream(new_to_old + row) : row;
   const int w = ldg(width + s);
   const int base = ldg(offset + s) + lane;
   const Scalar sum = padded_row_dot(w, 32, indices + base, values + base, x);
