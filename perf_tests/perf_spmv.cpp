@@ -292,7 +292,9 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N|auto|paper|third, max_fill=F,
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, evc_rows_per_thread=N,
-// pellr_sort=auto|always|never, ehyb_er=auto|inline|separate).
+// pellr_sort=auto|always|never, ehyb_er=auto|inline|separate,
+// kernel=auto|portable: the tuned CUDA path where there is one, or the
+// portable TeamPolicy kernel).
 bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::string& v) {
   if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
     o.partitioner = v == "metis"        ? kspmv::Partitioner::Metis
@@ -312,6 +314,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.ehyb_er = v == "auto" ? kspmv::ErLayout::Auto : v == "inline" ? kspmv::ErLayout::Inline : kspmv::ErLayout::Separate;
   else if (k == "pellr_sort" && (v == "auto" || v == "always" || v == "never"))
     o.pellr_sort = v == "auto" ? kspmv::RowSort::Auto : v == "always" ? kspmv::RowSort::Always : kspmv::RowSort::Never;
+  else if (k == "kernel" && (v == "auto" || v == "portable"))
+    o.kernel = v == "auto" ? kspmv::KernelPath::Auto : kspmv::KernelPath::Portable;
   else if (k == "evc_split" && !v.empty())
     o.evc_split = std::stoi(v);
   else if (k == "ehyb_shared" && !v.empty())

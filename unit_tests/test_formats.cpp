@@ -368,24 +368,31 @@ TEST(Pkt, PartitionersAndInternalOrder) {
     o.partitioner = Partitioner::Metis;
     EXPECT_THROW(Matrix<double>::convert(a, Format::Pkt, o), UnsupportedError);
   }
-  // Internal order: x and y both in the order of new_to_old.
-  ConvertOptions o;
-  o.output_order = OutputOrder::Internal;
-  o.pkt_rows = 300;
-  using Space = Kokkos::DefaultExecutionSpace;
-  auto p = to_pkt<double, Space>(a, o);
-  auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.new_to_old);
-  std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
-  validate_permutation(perm, a.nrows);
-  const auto x = kspmv_test::random_vector<double>(a.nrows, 5);
-  auto dx = detail::upload<double, Space::memory_space>(gather(x, perm), "x");
-  Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
-  spmv(Space(), 1.0, p, dx, 0.0, dy);
-  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
-  std::vector<double> y(hy.data(), hy.data() + a.nrows), yref(a.nrows);
-  reference_spmv(1.0, a, x, 0.0, yref);
-  const auto y_caller = scatter(y, perm);
-  for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(y_caller[i], yref[i], 1e-12) << i;
+  // Internal order: x and y both in the order of new_to_old (both kernel
+  // paths; 300-row packets leave a remainder, which then reads x in the
+  // internal order too).
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    ConvertOptions o;
+    o.output_order = OutputOrder::Internal;
+    o.pkt_rows = 300;
+    o.kernel = k;
+    using Space = Kokkos::DefaultExecutionSpace;
+    auto p = to_pkt<double, Space>(a, o);
+    ASSERT_GT(p.remainder.nnz, 0);
+    auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.new_to_old);
+    std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
+    validate_permutation(perm, a.nrows);
+    const auto x = kspmv_test::random_vector<double>(a.nrows, 5);
+    const auto y0 = kspmv_test::random_vector<double>(a.nrows, 6);
+    auto dx = detail::upload<double, Space::memory_space>(gather(x, perm), "x");
+    auto dy = detail::upload<double, Space::memory_space>(gather(y0, perm), "y");
+    spmv(Space(), 2.0, p, dx, -0.5, dy);
+    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+    std::vector<double> y(hy.data(), hy.data() + a.nrows), yref = y0;
+    reference_spmv(2.0, a, x, -0.5, yref);
+    const auto y_caller = scatter(y, perm);
+    for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(y_caller[i], yref[i], 1e-12) << i;
+  }
 }
 
 // No format combines partial sums with atomics, so the same product twice

@@ -99,7 +99,9 @@ Properties format_properties(const HybDevice<Scalar, ExecSpace>& f) {
 }
 template <class Scalar, class ExecSpace>
 Properties format_properties(const PktDevice<Scalar, ExecSpace>& f) {
-  return pkt_properties(f);
+  Properties p = pkt_properties(f);
+  p.insert(p.begin(), {"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())});
+  return p;
 }
 template <class Scalar, class ExecSpace>
 Properties format_properties(const EllrDevice<Scalar, ExecSpace>& f) {

@@ -5,11 +5,15 @@
 // into team scratch once; the packet's rows are spread over the team's
 // threads by greedy least-occupied-bin packing, each thread's entries laid
 // out column-major with 16-bit local row and column packed in one 32-bit
-// word. Entries outside the diagonal blocks form a COO remainder.
+// word. Entries outside the diagonal blocks form a COO remainder (rows in
+// the internal order, columns in the order x comes in).
 //
-// x and y: in the caller's order by default (x is gathered into the
-// internal order, the result scattered back); with OutputOrder::Internal
-// both stay in the internal order given by `new_to_old`.
+// x and y: in the caller's order by default; with OutputOrder::Internal
+// both stay in the internal order given by `new_to_old`. The portable path
+// gathers x into the internal order, runs the packets and the remainder
+// into `t_internal` and scatters y back; the CUDA path (pkt_cuda.hpp) runs
+// the remainder into `t_internal`, then one fused packet launch that reads
+// x and writes y in the caller's order.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -20,6 +24,9 @@
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/permutation.hpp"
 #include "kspmv/formats/coo.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/pkt_cuda.hpp"
+#endif
 
 namespace kspmv {
 
@@ -45,7 +52,8 @@ struct PktDevice {
   Kokkos::View<std::int64_t*, memory_space> packet_offset;  // into index/value, size packets + 1
   Kokkos::View<std::uint32_t*, memory_space> index;  // (local row << 16) | local column
   Kokkos::View<Scalar*, memory_space> value;
-  CooDevice<Scalar, ExecSpace> remainder;  // internal numbering
+  CooDevice<Scalar, ExecSpace> remainder;  // internal rows; columns in x's order (caller or internal)
+  KernelPath kernel = KernelPath::Auto;
   // Workspace for each apply: x and the product in the internal order.
   Kokkos::View<Scalar*, memory_space> x_internal, t_internal;
   double conversion_seconds = 0;
@@ -59,8 +67,7 @@ struct PktDevice {
 
 template <class Scalar, class ExecSpace>
 std::vector<std::pair<std::string, std::string>> pkt_properties(const PktDevice<Scalar, ExecSpace>& f) {
-  return {{"kernel", "portable (team scratch)"},
-          {"partitioner", f.partitioner},
+  return {{"partitioner", f.partitioner},
           {"packets", std::to_string(f.packets)},
           {"packet_rows", std::to_string(f.packet_rows)},
           {"threads_per_packet", std::to_string(f.threads)},
@@ -79,6 +86,7 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   p.ncols = a.ncols;
   p.nnz = a.nnz();
   p.order = opt.output_order;
+  p.kernel = opt.kernel;
   p.threads = detail::default_team_size<ExecSpace>();
   // Scratch holds the packet's x window and y accumulators: 32 KB in all.
   const int scratch_rows = static_cast<int>(32768 / (2 * sizeof(Scalar)));
@@ -148,7 +156,9 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
     offset.push_back(base + W * T);
     if (opt.progress && (q & 63) == 0) opt.progress("packing", double(q) / p.packets);
   }
-  // The remainder, in internal numbering, sorted by internal row.
+  // The remainder, sorted by internal row; its columns number x as the
+  // caller passes it (internal order only with OutputOrder::Internal).
+  const bool caller_x = p.order == OutputOrder::Caller;
   for (ordinal_t r = 0; r < a.nrows; ++r) {
     const ordinal_t orow = part.new_to_old[r];
     const auto q = std::upper_bound(part.part_start.begin(), part.part_start.end(), r) - part.part_start.begin() - 1;
@@ -157,7 +167,7 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
       const ordinal_t col = old_to_new[a.col_idx[k]];
       if (col >= s && col < e) continue;
       rrow.push_back(r);
-      rcol.push_back(col);
+      rcol.push_back(caller_x ? a.col_idx[k] : col);
       rval.push_back(a.values[k]);
     }
   }
@@ -220,9 +230,21 @@ void spmv(const ExecSpace& space, Scalar alpha, const PktDevice<Scalar, ExecSpac
           const YView& y) {
   if (detail::spmv_prologue(space, "pkt", A.nrows, A.ncols, alpha, x, beta, y)) return;
   const auto t = A.t_internal;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto && detail::contiguous(x, y)) {
+      const bool rem = A.remainder.nnz > 0;
+      if (rem) detail::coo_apply(space, Scalar(1), A.remainder, x, Scalar(0), t);
+      return cuda::pkt_spmv(space.cuda_stream(), A.packets, A.threads, A.packet_rows, A.packet_start.data(),
+                            A.packet_offset.data(), A.index.data(), A.value.data(),
+                            A.order == OutputOrder::Caller ? A.new_to_old.data() : nullptr,
+                            rem ? t.data() : nullptr, alpha, x.data(), beta, y.data());
+    }
+  }
+#endif
   auto finish = [&](const auto& xin) {
     detail::pkt_packets(space, A, xin);
-    if (A.remainder.nnz > 0) detail::coo_apply(space, Scalar(1), A.remainder, xin, Scalar(1), t);
+    if (A.remainder.nnz > 0) detail::coo_apply(space, Scalar(1), A.remainder, x, Scalar(1), t);
   };
   if (A.order == OutputOrder::Internal) {
     finish(x);
