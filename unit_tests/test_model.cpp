@@ -123,6 +123,7 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.bandwidth_gbs = 1234.5;
   hw.launch_us = 2.5;
   hw.efficiency["evc-hyb"] = 0.75;
+  hw.fixed_us["coo"] = 9.5;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
   write_calibration(path, hw);
   const auto back = read_calibration(path);
@@ -130,12 +131,35 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.bandwidth_gbs, 1234.5);
   EXPECT_DOUBLE_EQ(back.launch_us, 2.5);
   EXPECT_DOUBLE_EQ(back.efficiency.at("evc-hyb"), 0.75);
+  EXPECT_DOUBLE_EQ(back.fixed_us.at("coo"), 9.5);
   EXPECT_TRUE(back.calibrated);
-  for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n"}) {
+  for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
+                          "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n"}) {
     std::ofstream(path) << bad;
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
   EXPECT_THROW(read_calibration("/nonexistent/kspmv.cal"), IoError);
+}
+
+// The fixed part of an estimate: launches * launch_us uncalibrated; the
+// format's tiny-matrix time once calibrated, plus a launch for each launch
+// the tiny matrix did not need (HYB's COO part).
+TEST(Model, FixedCostFromCalibration) {
+  ModelHardware hw;
+  hw.launch_us = 3;
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 3), 9e-6);
+  hw.fixed_us["hyb"] = 4;
+  hw.fixed_us["coo"] = 7;
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 1), 4e-6);
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 3), 10e-6);
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Coo, 2), 7e-6);  // measured with its two launches
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Dia, 1), 3e-6);  // not calibrated: one launch
+  // estimate() adds it to the traffic (or chain) time: a matrix of two rows
+  // is all fixed cost but a two-entry chain of 25 ns each.
+  hw.serial_ns = 25;
+  const auto s = pattern_stats(generate<double>("lap1d:2"), 8, 64);
+  const auto e = estimate(Format::Hyb, s, 8, hw);
+  EXPECT_NEAR(e.seconds, 4e-6 + 50e-9, 1e-12);
 }
 
 TEST(Calibration, QuickRunFitsEveryFormat) {
@@ -147,6 +171,12 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   EXPECT_GT(hw.bandwidth_gbs, 0);
   EXPECT_GT(hw.launch_us, 0);
   EXPECT_GE(hw.l2_gain, 1.0);
+  // Every format but 'auto' has a measured fixed cost.
+  for (const auto& d : known_formats())
+    if (d.format != Format::Auto) {
+      ASSERT_TRUE(hw.fixed_us.count(d.name)) << d.name;
+      EXPECT_GT(hw.fixed_us.at(d.name), 0) << d.name;
+    }
   // Fitted efficiencies are positive and named after real formats (a run
   // bounded by one lane's serial chain keeps the default; how many are
   // bounded depends on timing, e.g. under sanitizers); every estimate

@@ -27,6 +27,28 @@ double efficiency(const ModelHardware& hw, Format f, double cv) {
   return std::exp((1 - w) * std::log(reg) + w * std::log(irr));
 }
 
+// Launches of each format on the calibration's tiny matrix (a 1D stencil:
+// HYB has no COO part there, EHYB no extra rows).
+int tiny_launches(Format f) {
+  switch (f) {
+    case Format::Coo: return 2;
+    case Format::Pkt: return 5;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+double fixed_seconds(const ModelHardware& hw, Format f, int launches) {
+  const auto it = hw.fixed_us.find(format_name(f));
+  if (it == hw.fixed_us.end() || it->second <= 0) return launches * hw.launch_us * 1e-6;
+  // Launches beyond those measured on the tiny matrix (HYB's COO part,
+  // EHYB's separate extra-row pass) cost a launch each.
+  return (it->second + std::max(0, launches - tiny_launches(f)) * hw.launch_us) * 1e-6;
+}
+
+namespace {
+
 // CUSP's vector length rule (csr, csr-vector).
 int vector_length_for_mean(double mean) {
   int v = 2;
@@ -197,7 +219,9 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       bytes = (tau + 2) * nnz * in + (tau + kIndex) * er + tau * n + x * (1 - in) + y + 2 * kIndex * n +
               (er > 0 ? 2.0 * tau * std::min(n, er) : 0.0);
       e.storage_bytes = (tau + 2) * nnz * in + (tau + kIndex) * er + 2 * kIndex * n;
-      e.launches = er > 0 ? 2 : 1;
+      // Extra rows inline beside the slices up to 64M nonzeros (ehyb.hpp's
+      // ErLayout::Auto), a second pass beyond.
+      e.launches = er > 0 && nnz > 64e6 ? 2 : 1;
       chain_elems = maxlen;
       e.feasible = s.rows.nrows == s.rows.ncols;
       e.note = "in-part " + std::to_string(int(100 * in)) + "% (contiguous windows; METIS does better)";
@@ -212,7 +236,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   e.chain_seconds = chain_elems * hw.serial_ns * 1e-9;
   // The longest serial chain bounds the time from below; it does not add to
   // the traffic, which the other lanes move meanwhile.
-  e.seconds = e.launches * hw.launch_us * 1e-6 + std::max(bytes / bw, e.chain_seconds);
+  e.seconds = fixed_seconds(hw, f, e.launches) + std::max(bytes / bw, e.chain_seconds);
   return e;
 }
 
@@ -367,7 +391,10 @@ ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
     else if (k == "launch_us") hw.launch_us = d;
     else if (k == "l2_gain") hw.l2_gain = d;
     else if (k == "serial_ns") hw.serial_ns = d;
-    else if (k.rfind("efficiency.", 0) == 0) {
+    else if (k.rfind("fixed_us.", 0) == 0) {
+      parse_format(k.substr(9));
+      hw.fixed_us[k.substr(9)] = d;
+    } else if (k.rfind("efficiency.", 0) == 0) {
       parse_format(k.substr(11));  // unknown names are errors
       hw.efficiency[k.substr(11)] = d;
     } else if (k.rfind("efficiency_irregular.", 0) == 0) {
@@ -390,6 +417,7 @@ void write_calibration(const std::string& path, const ModelHardware& hw) {
       << "\nbus_width_bits = " << hw.bus_width_bits << "\ncore_clock_ghz = " << hw.core_clock_ghz
       << "\npcie_gbs = " << hw.pcie_gbs << "\nlaunch_us = " << hw.launch_us << "\nl2_gain = " << hw.l2_gain
       << "\nserial_ns = " << hw.serial_ns << "\n";
+  for (const auto& [k, v] : hw.fixed_us) out << "fixed_us." << k << " = " << v << "\n";
   for (const auto& [k, v] : hw.efficiency) out << "efficiency." << k << " = " << v << "\n";
   for (const auto& [k, v] : hw.efficiency_irregular) out << "efficiency_irregular." << k << " = " << v << "\n";
 }

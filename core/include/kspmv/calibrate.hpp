@@ -1,7 +1,8 @@
 // Quick empirical calibration of the traffic model (pmf-model §5 "beyond
 // the paper"): a few timed SpMVs on the device under a time budget fit the
-// launch cost, each format's bandwidth efficiency, the L2 gain and the cost
-// of a lane's serial chain. The result can be written to a calibration file
+// launch cost, each format's fixed cost (its time on a tiny matrix), each
+// format's bandwidth efficiency, the L2 gain and the cost of a lane's
+// serial chain. The result can be written to a calibration file
 // (kspmv calibrate) and handed to set_default_model() / $KSPMV_CALIBRATION.
 #pragma once
 
@@ -32,7 +33,9 @@ double time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<Scal
   ExecSpace space;
   Kokkos::Timer t;
   int w = 0;
-  while (w < 3 || t.seconds() < 0.02) {
+  // 50 ms: the GPU lowers its clocks while the host converts, and 20 ms
+  // did not always bring them back (first formats fitted 40% low).
+  while (w < 3 || t.seconds() < 0.05) {
     m.apply(space, Scalar(1), x, Scalar(0), y);
     ++w;
   }
@@ -96,10 +99,28 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     Kokkos::deep_copy(x, Scalar(1));
     return detail::time_apply(m, x, y);
   };
-  // Launch cost: an SpMV with almost nothing to move.
+  // Launch cost: an SpMV with almost nothing to move (timed twice: the
+  // first run also brings the clocks up). Then each format's fixed cost on
+  // the same matrix: its launches and its passes over a few cache lines.
   const auto tiny = generate<Scalar>("lap1d:2000");
+  time_of(tiny, Format::CsrVector, {});
   hw.launch_us = time_of(tiny, Format::CsrVector, {}) * 1e6;
   log("launch " + std::to_string(hw.launch_us) + " us");
+  for (const auto& d : known_formats()) {
+    if (d.format == Format::Auto) continue;
+    ConvertOptions opt;
+    opt.partitioner = Partitioner::Contiguous;
+    try {
+      hw.fixed_us[d.name] = time_of(tiny, d.format, opt) * 1e6;
+    } catch (const Error&) {
+      continue;  // a format this device or build lacks keeps launches * launch_us
+    }
+  }
+  {
+    std::string line = "fixed cost (us):";
+    for (const auto& [k, v] : hw.fixed_us) line += " " + k + " " + std::to_string(v).substr(0, 5);
+    log(line);
+  }
   // A lane's serial chain first (the efficiency fits leave out runs it
   // bounds): one long row walked by csr-scalar.
   {
@@ -135,7 +156,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       opt.partitioner = d.format == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
       try {
         const FormatEstimate e = estimate(d.format, s, tau, unit, opt.max_fill);
-        const double t = time_of(a, d.format, opt) - e.launches * hw.launch_us * 1e-6;
+        const double t = time_of(a, d.format, opt) - fixed_seconds(hw, d.format, e.launches);
         // A run bounded by one lane's chain says nothing about bandwidth.
         if (t <= 0 || e.chain_seconds > 0.5 * t) return 0;
         return std::clamp(e.bytes / (hw.bandwidth_gbs * 1e9) / t, 0.02, 4.0);
@@ -149,18 +170,30 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     log(std::string(d.name) + ": efficiency regular " + (er > 0 ? std::to_string(er) : "n/a") + ", irregular " +
         (ei > 0 ? std::to_string(ei) : "n/a"));
   }
-  // L2 gain: csr-vector on a matrix whose working set fits L2.
+  // L2 gain: on a 2D stencil whose working set is an eighth of L2 (the
+  // size of the small real matrices), the geometric mean over four
+  // bandwidth-bound formats of (estimate at DRAM bandwidth) / (measured),
+  // fixed costs taken out of both.
   {
-    const auto side2 = static_cast<std::int64_t>(std::max(20.0, std::sqrt(double(hw.l2_bytes) * 0.5 / (5 * (tau + 4) + 2 * tau))));
+    const auto side2 = static_cast<std::int64_t>(
+        std::max(20.0, std::sqrt(double(hw.l2_bytes) / 8 / (5 * (tau + 4) + 2 * tau))));
     const auto mid = generate<Scalar>("lap2d:" + std::to_string(side2));
     const auto s = pattern_stats(mid, tau, hw);
     ModelHardware probe = hw;
     probe.l2_gain = 1;
-    const FormatEstimate e = estimate(Format::CsrVector, s, tau, probe);
-    const double t = time_of(mid, Format::CsrVector, {});
-    const double ideal = e.seconds - e.launches * hw.launch_us * 1e-6;
-    hw.l2_gain = std::clamp(ideal / std::max(1e-9, t - e.launches * hw.launch_us * 1e-6), 1.0, 8.0);
-    log("L2 gain " + std::to_string(hw.l2_gain));
+    double log_sum = 0;
+    int n = 0;
+    for (Format f : {Format::Ell, Format::Pellr, Format::EvcHyb, Format::CsrAdaptive}) {
+      if (budget.seconds() > co.budget_seconds + 10) break;
+      const FormatEstimate e = estimate(f, s, tau, probe);
+      const double fixed = fixed_seconds(hw, f, e.launches);
+      const double t = time_of(mid, f, {});
+      if (t <= fixed || e.seconds <= fixed) continue;  // all fixed cost: says nothing
+      log_sum += std::log((e.seconds - fixed) / (t - fixed));
+      ++n;
+    }
+    hw.l2_gain = n ? std::clamp(std::exp(log_sum / n), 1.0, 8.0) : 1.0;
+    log("L2 gain " + std::to_string(hw.l2_gain) + " (" + std::to_string(n) + " formats)");
   }
   hw.calibrated = true;
   return hw;

@@ -14,8 +14,11 @@
 //    EVC-HYB, EHYB, SELL-style slices) gives the bytes it moves; x traffic
 //    uses evc-hyb §3.2's alpha (from the pattern), padding its beta, and
 //    thread-per-row formats pay for the longest row of each warp (pellr's
-//    N_iter, eq. 1). Time = launches * t_launch + max(bytes / (bandwidth *
-//    efficiency), the longest serial chain); bandwidth is the measured
+//    N_iter, eq. 1). Time = fixed cost + max(bytes / (bandwidth *
+//    efficiency), the longest serial chain), the fixed cost being the
+//    format's measured time on a tiny matrix (its launches, its passes over
+//    the vectors' few cache lines) or, uncalibrated, launches * t_launch;
+//    bandwidth is the measured
 //    copy bandwidth, raised by l2_gain while the working set fits L2. The
 //    per-format efficiencies come from a quick empirical calibration on
 //    the device (calibrate(), kspmv calibrate) or default to 0.8.
@@ -52,6 +55,9 @@ struct ModelHardware {
   double launch_us = 4.0;       // one kernel launch, back to back
   double l2_gain = 1.8;         // bandwidth multiple while the working set fits L2
   double serial_ns = 25;        // one element of a lane's serial chain
+  // Per format name: one SpMV of a tiny matrix, us (launches and fixed
+  // passes); launches * launch_us where absent.
+  std::map<std::string, double> fixed_us;
   // Per format name: bandwidth efficiency on regular matrices (row-length
   // coefficient of variation <= 0.3) and on irregular ones (>= 1), log-
   // interpolated between; 0.8 where absent.
@@ -94,6 +100,10 @@ struct FormatEstimate {
 // Traffic-model estimate of one format (hyb_k < 0: the 1/3 rule).
 FormatEstimate estimate(Format f, const PatternStats& s, int scalar_bytes, const ModelHardware& hw,
                         double max_fill = 3.0, std::int64_t hyb_k = -1);
+// The fixed part of an estimate: the format's calibrated tiny-matrix time
+// (plus a launch for each launch the tiny matrix did not need), else
+// launches * launch_us.
+double fixed_seconds(const ModelHardware& hw, Format f, int launches);
 // Every format of known_formats(), fastest first.
 std::vector<FormatEstimate> estimate_all(const PatternStats& s, int scalar_bytes, const ModelHardware& hw,
                                          double max_fill = 3.0);
@@ -116,8 +126,8 @@ std::int64_t paper_hyb_k(const RowLengthStats& s, int scalar_bytes, const ModelH
 // mean inflated by a few long rows would put the best K below E(X)).
 std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHardware& hw);
 
-// Calibration files: "key = value" lines, '#' comments; efficiency.FORMAT
-// and efficiency_irregular.FORMAT.
+// Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
+// efficiency.FORMAT and efficiency_irregular.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),
