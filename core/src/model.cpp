@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kspmv/core/error.hpp"
+#include "kspmv/core/options.hpp"
 #include "kspmv/core/roofline.hpp"
 
 namespace kspmv {
@@ -219,9 +220,9 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       bytes = (tau + 2) * nnz * in + (tau + kIndex) * er + tau * n + x * (1 - in) + y + 2 * kIndex * n +
               (er > 0 ? 2.0 * tau * std::min(n, er) : 0.0);
       e.storage_bytes = (tau + 2) * nnz * in + (tau + kIndex) * er + 2 * kIndex * n;
-      // Extra rows inline beside the slices up to 64M nonzeros (ehyb.hpp's
-      // ErLayout::Auto), a second pass beyond.
-      e.launches = er > 0 && nnz > 64e6 ? 2 : 1;
+      // Extra rows inline beside the slices up to kEhybInlineMaxNnz
+      // (ErLayout::Auto), a second pass beyond.
+      e.launches = er > 0 && nnz > double(kEhybInlineMaxNnz) ? 2 : 1;
       chain_elems = maxlen;
       e.feasible = s.rows.nrows == s.rows.ncols;
       e.note = "in-part " + std::to_string(int(100 * in)) + "% (contiguous windows; METIS does better)";

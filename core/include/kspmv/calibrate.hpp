@@ -99,16 +99,12 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     Kokkos::deep_copy(x, Scalar(1));
     return detail::time_apply(m, x, y);
   };
-  // Launch cost: an SpMV with almost nothing to move (timed twice: the
-  // first run also brings the clocks up). Then each format's fixed cost on
-  // the same matrix: its launches and its passes over a few cache lines.
+  // Each format's fixed cost: an SpMV with almost nothing to move, its
+  // launches and its passes over a few cache lines. Two passes, the smaller
+  // time kept: the first formats of the first pass measured up to 4x slower
+  // on the H100 (clocks still rising, first-call setup) than in the second.
+  // The launch cost is csr-vector's (one launch, one pass).
   const auto tiny = generate<Scalar>("lap1d:2000");
-  time_of(tiny, Format::CsrVector, {});
-  hw.launch_us = time_of(tiny, Format::CsrVector, {}) * 1e6;
-  log("launch " + std::to_string(hw.launch_us) + " us");
-  // Two passes, the smaller time kept: the first formats of the first pass
-  // measured up to 4x slower on the H100 (clocks still rising, first-call
-  // setup) than in the second.
   for (int pass = 0; pass < 2; ++pass)
     for (const auto& d : known_formats()) {
       if (d.format == Format::Auto) continue;
@@ -127,6 +123,8 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     for (const auto& [k, v] : hw.fixed_us) line += " " + k + " " + std::to_string(v).substr(0, 5);
     log(line);
   }
+  hw.launch_us = hw.fixed_us.at(format_name(Format::CsrVector));
+  log("launch " + std::to_string(hw.launch_us) + " us");
   // A lane's serial chain first (the efficiency fits leave out runs it
   // bounds): one long row walked by csr-scalar.
   {

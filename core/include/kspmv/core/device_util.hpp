@@ -106,10 +106,15 @@ bool contiguous(const XView& x, const YView& y) {
 // Column-major padded layouts (DIA, ELL, PKT) start every column on a
 // 32-element boundary: 128-byte aligned for float, 256 for double.
 inline std::int64_t aligned_pitch(std::int64_t rows) { return (rows + 31) / 32 * 32; }
-// Rows per ELL slice (ell.hpp); a compile-time power of two so the tuned
-// kernels' slot addressing is shifts and immediate offsets (a run-time
-// slice height measured 10% slower on the H100).
+// Rows per ELL slice (ell.hpp); a compile-time power of two so the slot
+// addressing is shifts and immediate offsets (a run-time slice height
+// measured 10% slower on the H100).
 constexpr int kEllSliceRows = 256;
+// Where slot 0 of ELL row `row` lies (width K slots per row); slot n is
+// n * kEllSliceRows further. Shared by the portable and tuned kernels.
+KOKKOS_INLINE_FUNCTION std::int64_t ell_row_base(int row, int width) {
+  return static_cast<std::int64_t>(row / kEllSliceRows) * kEllSliceRows * width + row % kEllSliceRows;
+}
 
 // Work-group sizes for TeamPolicy kernels: a team of threads on GPUs, one
 // thread walking many rows on host backends.

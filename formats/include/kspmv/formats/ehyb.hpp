@@ -231,23 +231,26 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
                      [&](ordinal_t u, ordinal_t v) {
                        return in_part[u] != in_part[v] ? in_part[u] > in_part[v] : outside(u) > outside(v);
                      });
+  // ER rows: those with entries outside their part, most such entries
+  // first (the order the paper's separate layout slices them in).
+  std::vector<std::pair<ordinal_t, std::int64_t>> er_rows;
+  for (ordinal_t r = 0; r < n; ++r) {
+    const ordinal_t o = new_to_old[r];
+    if (outside(o) > 0) er_rows.emplace_back(o, outside(o));
+  }
+  std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
   // Extra-row layout: slots of each, from the counts alone (ErLayout::Auto).
   {
-    std::int64_t inline_slots = 0, separate_slots = 0, er_row_count = 0;
-    std::vector<std::int64_t> counts;
+    std::int64_t inline_slots = 0, separate_slots = 0;
     for (int q = 0; q < rep.parts; ++q)
       for (ordinal_t r = part.part_start[q]; r < part.part_start[q + 1]; r += 32) {
         std::int64_t w = 0;
         for (ordinal_t i = r; i < std::min(r + 32, part.part_start[q + 1]); ++i) w = std::max(w, outside(new_to_old[i]));
         inline_slots += 32 * w;
       }
-    for (ordinal_t i = 0; i < n; ++i)
-      if (outside(i) > 0) counts.push_back(outside(i));
-    std::sort(counts.rbegin(), counts.rend());
-    er_row_count = static_cast<std::int64_t>(counts.size());
-    for (std::size_t s = 0; s < counts.size(); s += 32) separate_slots += 32 * counts[s];
+    for (std::size_t s = 0; s < er_rows.size(); s += 32) separate_slots += 32 * er_rows[s].second;
     const double inline_bytes = double(inline_slots) * (tau + 4);
-    const double separate_bytes = double(separate_slots) * (tau + 4) + double(er_row_count) * (4 + 2 * tau);
+    const double separate_bytes = double(separate_slots) * (tau + 4) + double(er_rows.size()) * (4 + 2 * tau);
     rep.er_inline_bytes = inline_bytes;
     rep.er_separate_bytes = separate_bytes;
     d.er_inline = opt.ehyb_er == ErLayout::Inline ||
@@ -288,15 +291,9 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     part_slice.push_back(static_cast<int>(width.size()));
     if (opt.progress && (q & 255) == 0) opt.progress("reordering", 0.8 * q / rep.parts);
   }
-  // ER rows: those with entries outside their part. Separate (the paper's
-  // layout): sliced on their own, most such entries first, with er_y.
-  std::vector<std::pair<ordinal_t, std::int64_t>> er_rows;
-  for (ordinal_t r = 0; r < n; ++r) {
-    const ordinal_t o = new_to_old[r];
-    if (outside(o) > 0) er_rows.emplace_back(o, outside(o));
-  }
+  // Separate ER (the paper's layout): the ER rows sliced on their own, with
+  // er_y.
   if (!d.er_inline) {
-    std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
     detail::build_slices<int, Scalar>(er_rows, er_entries, -1, er_width, er_offset, er_col, er_val, "extra-rows");
     for (const auto& [o, c] : er_rows) er_y.push_back(caller ? o : old_to_new[o]);
   }

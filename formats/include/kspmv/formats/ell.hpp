@@ -1,8 +1,8 @@
 // ELL (Bell & Garland §3.2, §4.2): K = max entries per row, padded
-// `indices` and `values`, column-major within slices of `slice` rows: slot
-// n of row i is at (i / slice) * slice * K + n * slice + i % slice. With
-// one slice as tall as the matrix this is the paper's layout; the default
-// 256-row slices keep each thread block's K columns in one contiguous
+// `indices` and `values`, column-major within slices of S = 256 rows
+// (kEllSliceRows): slot n of row i is at (i / S) * S * K + n * S + i % S
+// (detail::ell_row_base). With one slice as tall as the matrix this would
+// be the paper's layout; 256-row slices keep each thread block's K columns in one contiguous
 // region (measured on the H100: 5-10% faster on the 1M-8M-row stencils
 // than K streams a whole matrix height apart). Padding slots hold index -1
 // and value 0; rows are packed to the left, so a thread stops at its first
@@ -34,8 +34,7 @@ struct EllDevice {
   ordinal_t nrows = 0, ncols = 0;
   std::int64_t nnz = 0;  // entries stored in this ELL (not counting padding)
   int width = 0;         // K
-  int slice = 0;         // rows per slice: slot n of a row is n * slice after slot 0
-  int padded_rows = 0;   // rows rounded up to whole slices
+  int padded_rows = 0;   // rows rounded up to whole slices of kEllSliceRows
   Kokkos::View<int*, memory_space> indices;
   Kokkos::View<Scalar*, memory_space> values;
   KernelPath kernel = KernelPath::Auto;
@@ -43,13 +42,6 @@ struct EllDevice {
 
   std::size_t storage_bytes() const { return indices.span() * sizeof(int) + values.span() * sizeof(Scalar); }
 };
-
-namespace detail {
-// Where slot 0 of `row` lies; slot n is n * slice further.
-KOKKOS_INLINE_FUNCTION std::int64_t ell_row_base(int row, int slice, int width) {
-  return static_cast<std::int64_t>(row / slice) * slice * width + row % slice;
-}
-}  // namespace detail
 
 namespace detail {
 // The first min(len, K) entries of every row into an ELL of width K; the
@@ -61,7 +53,7 @@ EllDevice<Scalar, ExecSpace> build_ell(const HostCsr<Scalar>& a, std::int64_t K,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.kernel = opt.kernel;
-  const int slice = kEllSliceRows;
+  constexpr int slice = kEllSliceRows;
   const std::int64_t rows = (static_cast<std::int64_t>(a.nrows) + slice - 1) / slice * slice;
   if (static_cast<long double>(rows) * K > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("ell: " + std::to_string(rows) + " padded rows x width " + std::to_string(K) +
@@ -70,13 +62,12 @@ EllDevice<Scalar, ExecSpace> build_ell(const HostCsr<Scalar>& a, std::int64_t K,
                               "ell: " + std::to_string(rows) + " padded rows x width " + std::to_string(K),
                               opt.memory_budget_bytes);
   e.width = static_cast<int>(K);
-  e.slice = slice;
   e.padded_rows = static_cast<int>(rows);
   std::vector<int> idx(static_cast<std::size_t>(rows * K), -1);
   std::vector<Scalar> val(static_cast<std::size_t>(rows * K), Scalar(0));
   for (ordinal_t i = 0; i < a.nrows; ++i) {
     const std::int64_t len = std::min<std::int64_t>(a.row_length(i), K);
-    const std::int64_t base = ell_row_base(static_cast<int>(i), slice, e.width);
+    const std::int64_t base = ell_row_base(static_cast<int>(i), e.width);
     for (std::int64_t n = 0; n < len; ++n) {
       idx[static_cast<std::size_t>(base + n * slice)] = a.col_idx[a.row_ptr[i] + n];
       val[static_cast<std::size_t>(base + n * slice)] = a.values[a.row_ptr[i] + n];
@@ -95,7 +86,7 @@ void ell_portable(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, 
   using member = typename policy::member_type;
   const int team = default_team_size<ExecSpace>();
   const int rpt = is_host_space<ExecSpace>() ? 1024 : team;
-  const int nrows = A.nrows, width = A.width, slice = A.slice;
+  const int nrows = A.nrows, width = A.width;
   const auto indices = A.indices;
   const auto values = A.values;
   Kokkos::parallel_for(
@@ -104,12 +95,12 @@ void ell_portable(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, 
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rpt), [&](const int r) {
           const int row = first + r;
           if (row >= nrows) return;
-          const std::int64_t base = ell_row_base(row, slice, width);
+          const std::int64_t base = ell_row_base(row, width);
           Scalar sum = 0;
           for (int n = 0; n < width; ++n) {
-            const int c = indices(base + static_cast<std::int64_t>(n) * slice);
+            const int c = indices(base + static_cast<std::int64_t>(n) * kEllSliceRows);
             if (c < 0) break;  // padding: the rest of the row is padding too
-            sum += values(base + static_cast<std::int64_t>(n) * slice) * x(c);
+            sum += values(base + static_cast<std::int64_t>(n) * kEllSliceRows) * x(c);
           }
           combine_y(y, row, alpha, sum, beta);
         });
@@ -122,9 +113,9 @@ void ell_apply(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, Exe
                Scalar beta, const YView& y) {
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    if (A.kernel == KernelPath::Auto && contiguous(x, y) && A.slice == kEllSliceRows)
-      return cuda::ell_spmv<Scalar, kEllSliceRows>(space.cuda_stream(), A.nrows, A.width, A.indices.data(),
-                                                   A.values.data(), alpha, x.data(), beta, y.data());
+    if (A.kernel == KernelPath::Auto && contiguous(x, y))
+      return cuda::ell_spmv(space.cuda_stream(), A.nrows, A.width, A.indices.data(), A.values.data(), alpha,
+                            x.data(), beta, y.data());
   }
 #endif
   ell_portable(space, alpha, A, x, beta, y);

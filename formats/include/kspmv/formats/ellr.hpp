@@ -51,8 +51,8 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
   if (detail::spmv_prologue(space, "ellr", A.nrows, A.ncols, alpha, x, beta, y)) return;
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    if (A.ell.kernel == KernelPath::Auto && detail::contiguous(x, y) && A.ell.slice == detail::kEllSliceRows)
-      return cuda::ellr_spmv<Scalar, detail::kEllSliceRows>(space.cuda_stream(), A.nrows, A.ell.width, A.rl.data(), A.ell.indices.data(),
+    if (A.ell.kernel == KernelPath::Auto && detail::contiguous(x, y))
+      return cuda::ellr_spmv(space.cuda_stream(), A.nrows, A.ell.width, A.rl.data(), A.ell.indices.data(),
                              A.ell.values.data(), alpha, x.data(), beta, y.data());
   }
 #endif
@@ -60,7 +60,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
   using member = typename policy::member_type;
   const int team = detail::default_team_size<ExecSpace>();
   const int rpt = detail::is_host_space<ExecSpace>() ? 1024 : team;
-  const int nrows = A.nrows, slice = A.ell.slice, width = A.ell.width;
+  const int nrows = A.nrows, width = A.ell.width;
   const auto rl = A.rl;
   const auto indices = A.ell.indices;
   const auto values = A.ell.values;
@@ -72,9 +72,9 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
           if (row >= nrows) return;
           Scalar sum = 0;
           const int len = rl(row);
-          const std::int64_t base = detail::ell_row_base(row, slice, width);
+          const std::int64_t base = detail::ell_row_base(row, width);
           for (int n = 0; n < len; ++n) {
-            const std::int64_t k = base + static_cast<std::int64_t>(n) * slice;
+            const std::int64_t k = base + static_cast<std::int64_t>(n) * detail::kEllSliceRows;
             sum += values(k) * x(indices(k));
           }
           detail::combine_y(y, row, alpha, sum, beta);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kspmv/backends/cuda/common.hpp"
+#include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
 namespace cuda {
@@ -29,23 +30,23 @@ __device__ __forceinline__ Scalar row_dot(int len, long pitch, const int* __rest
   return sum;
 }
 
-template <class Scalar, int Slice>
+template <class Scalar>
 __global__ void __launch_bounds__(256) ellr_kernel(int nrows, int width, const int* __restrict__ rl,
                                                    const int* __restrict__ indices, const Scalar* __restrict__ values,
                                                    Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
                                                    Scalar* __restrict__ y) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= nrows) return;
-  const long base = static_cast<long>(row / Slice) * Slice * width + row % Slice;
-  const Scalar sum = row_dot(ld_stream(rl + row), Slice, indices + base, values + base, x);
+  const long base = detail::ell_row_base(row, width);
+  const Scalar sum = row_dot(ld_stream(rl + row), detail::kEllSliceRows, indices + base, values + base, x);
   store_y(y, row, alpha, sum, beta);
 }
 
-template <class Scalar, int Slice>
+template <class Scalar>
 void ellr_spmv(cudaStream_t stream, int nrows, int width, const int* rl, const int* indices, const Scalar* values,
                Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
-  ellr_kernel<Scalar, Slice><<<blocks_for(nrows, 256), 256, 0, stream>>>(nrows, width, rl, indices, values, alpha,
-                                                                         x, beta, y);
+  ellr_kernel<Scalar><<<blocks_for(nrows, 256), 256, 0, stream>>>(nrows, width, rl, indices, values, alpha, x, beta,
+                                                                  y);
   check_launch("kspmv::cuda::ellr_kernel");
 }
 
