@@ -40,30 +40,34 @@ __global__ void __launch_bounds__(ehyb_block)
   while (s < s1) {
     const int r = ps + (s - s0) * 32 + lane;
     if (r < pe) {
-      const int w = ldg(width + s);
-      const unsigned short* cp = col + ldg(offset + s) + lane;
-      const Scalar* vp = val + ldg(offset + s) + lane;
+      // The slice's four offsets at once: the extra-row segment's do not
+      // wait for the in-part loop.
+      const int w = ldg(width + s), off = ldg(offset + s);
+      const int ew = er_width ? ldg(er_width + s) : 0, eoff = ew > 0 ? ldg(er_offset + s) : 0;
+      const int out = new_to_old ? ld_stream(new_to_old + r) : r;
+      const unsigned short* cp = col + off + lane;
+      const Scalar* vp = val + off + lane;
       Scalar sum = 0;
+      // Values load beside their columns, not after them (x comes from
+      // shared memory, so a step costs one DRAM latency, not two); rows in
+      // a slice are sorted by length, so the padding fetched is small.
       for (int k = 0; k < w; k += 4) {
         unsigned short c[4];
         Scalar v[4];
 #pragma unroll
         for (int u = 0; u < 4; ++u) c[u] = k + u < w ? ld_stream(cp + (k + u) * 32) : 0xFFFF;
-        if (c[0] == 0xFFFF) break;
 #pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = c[u] != 0xFFFF ? ld_stream(vp + (k + u) * 32) : Scalar(0);
+        for (int u = 0; u < 4; ++u) v[u] = k + u < w ? ld_stream(vp + (k + u) * 32) : Scalar(0);
+        if (c[0] == 0xFFFF) break;
 #pragma unroll
         for (int u = 0; u < 4; ++u)
           if (c[u] != 0xFFFF) sum += v[u] * xw[c[u]];
       }
-      if (er_width) {  // inline extra-row entries: 32-bit columns into x
-        const int ew = ldg(er_width + s);
-        if (ew > 0) {
-          const int base = ldg(er_offset + s) + lane;
-          sum += padded_row_dot(ew, 32, er_col + base, er_val + base, x);
-        }
+      if (ew > 0) {  // inline extra-row entries: 32-bit columns into x
+        const int base = eoff + lane;
+        sum += padded_row_dot(ew, 32, er_col + base, er_val + base, x);
       }
-      store_y(y, new_to_old ? ld_stream(new_to_old + r) : r, alpha, sum, beta);
+      store_y(y, out, alpha, sum, beta);
     }
     int n = 0;
     if (lane == 0) n = atomicAdd(&next_slice, 1);

@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(128) pellr_kernel(int nrows, int nslices, cons
   const int out = new_to_old ? ld_stream(new_to_old + row) : row;
   const int w = ldg(width + s);
   const int base = ldg(offset + s) + lane;
-  const Scalar sum = padded_row_dot(w, 32, indices + base, values + base, x);
+  const Scalar sum = padded_row_dot<true>(w, 32, indices + base, values + base, x);
   store_y(y, out, alpha, sum, beta);
 }
 

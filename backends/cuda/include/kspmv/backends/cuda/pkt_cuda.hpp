@@ -32,14 +32,15 @@ __global__ void pkt_kernel(const int* __restrict__ start, const std::int64_t* __
   const std::uint32_t* ip = index + base + tid;
   const Scalar* vp = value + base + tid;
   // Each thread owns whole rows of the packet: no two threads add to the
-  // same yl entry. Four slots' loads in flight; padding (all ones) last.
+  // same yl entry. Four slots' loads in flight, values beside their packed
+  // indices (not after them); padding (all ones) last.
   for (int k = 0; k < W; k += 4) {
     std::uint32_t c[4];
     Scalar v[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) c[u] = k + u < W ? ld_stream(ip + static_cast<long>(k + u) * T) : 0xFFFFFFFFu;
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = c[u] != 0xFFFFFFFFu ? ld_stream(vp + static_cast<long>(k + u) * T) : Scalar(0);
+    for (int u = 0; u < 4; ++u) v[u] = k + u < W ? ld_stream(vp + static_cast<long>(k + u) * T) : Scalar(0);
 #pragma unroll
     for (int u = 0; u < 4; ++u)
       if (c[u] != 0xFFFFFFFFu) yl[c[u] >> 16] += v[u] * xl[c[u] & 0xFFFFu];
