@@ -162,6 +162,29 @@ TEST(Model, FixedCostFromCalibration) {
   EXPECT_NEAR(e.seconds, 4e-6 + 50e-9, 1e-12);
 }
 
+// EHYB sends rows past ehyb_long_row (256) to an adaptive-TPR pass: one
+// more launch, and no lane walks more than 256 entries plus a block's share
+// of the longest row (it used to charge the whole 57,075-entry row of
+// powerlaw-2M to one lane: 6.8x the measured time).
+TEST(Model, EhybLongRowsLeaveTheSlices) {
+  ModelHardware hw;
+  hw.serial_ns = 10;
+  HostCoo<double> c(300, 6000);
+  for (ordinal_t i = 0; i < 300; ++i) c.add(i, i, 1.0);
+  for (ordinal_t j = 0; j < 5119; ++j) c.add(7, 300 + j, 1.0);  // row 7: 5,120 entries
+  const auto a = to_csr(c);
+  const auto s = pattern_stats(a, 8, 64);
+  ASSERT_EQ(s.rows.max, 5120);
+  const auto e = estimate(Format::Ehyb, s, 8, hw);
+  EXPECT_EQ(e.launches, 2);
+  EXPECT_NEAR(e.chain_seconds, (256 + 5120 / 256) * 10e-9, 1e-15);
+  // Without a long row: one launch, the longest row is the chain.
+  const auto s2 = pattern_stats(generate<double>("lap1d:300"), 8, 64);
+  const auto e2 = estimate(Format::Ehyb, s2, 8, hw);
+  EXPECT_EQ(e2.launches, 1);
+  EXPECT_NEAR(e2.chain_seconds, 3 * 10e-9, 1e-15);
+}
+
 TEST(Calibration, QuickRunFitsEveryFormat) {
   CalibrationOptions co;
   co.scale = 2e-4;  // tiny matrices: this checks the procedure, not a device

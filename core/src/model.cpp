@@ -223,7 +223,15 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       // Extra rows inline beside the slices up to kEhybInlineMaxNnz
       // (ErLayout::Auto), a second pass beyond.
       e.launches = er > 0 && nnz > double(kEhybInlineMaxNnz) ? 2 : 1;
-      chain_elems = maxlen;
+      // Rows past ehyb_long_row leave the slices for an adaptive-TPR pass
+      // (one more launch, a block per row): a lane walks at most that many.
+      const double long_row = double(ConvertOptions{}.ehyb_long_row);
+      if (long_row > 0 && maxlen > long_row) {
+        ++e.launches;
+        chain_elems = long_row + maxlen / 256;
+      } else {
+        chain_elems = maxlen;
+      }
       e.feasible = s.rows.nrows == s.rows.ncols;
       e.note = "in-part " + std::to_string(int(100 * in)) + "% (contiguous windows; METIS does better)";
       break;

@@ -100,12 +100,14 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     return detail::time_apply(m, x, y);
   };
   // Each format's fixed cost: an SpMV with almost nothing to move, its
-  // launches and its passes over a few cache lines. Two passes, the smaller
-  // time kept: the first formats of the first pass measured up to 4x slower
-  // on the H100 (clocks still rising, first-call setup) than in the second.
-  // The launch cost is csr-vector's (one launch, one pass).
+  // launches and its passes over a few cache lines. Three passes, the
+  // smallest time kept: the first formats of the first pass measured up to
+  // 4x slower on the H100 (clocks still rising, first-call setup) than in
+  // the second, and two passes still left 1.3 us between ELL and ELLR,
+  // which run the same kernel. The launch cost is csr-vector's (one
+  // launch, one pass).
   const auto tiny = generate<Scalar>("lap1d:2000");
-  for (int pass = 0; pass < 2; ++pass)
+  for (int pass = 0; pass < 3; ++pass)
     for (const auto& d : known_formats()) {
       if (d.format == Format::Auto) continue;
       ConvertOptions opt;
