@@ -36,40 +36,48 @@ __device__ __forceinline__ T ld_stream(const T* p) {
 }
 
 // One row of a column-major padded slab (ELL, PELLR and EVC-HYB slices,
-// EHYB's extra rows): slot k at cp/vp + k * pitch, column -1 marks the
-// row's padding, which is contiguous at its end. Four slots per step, all
-// index and value loads issued before the x loads (memory-level
+// EHYB's slices and extra rows): slot k at cp/vp + k * pitch, column `pad`
+// marks the row's padding, which is contiguous at its end; x_at(c) reads
+// x (global memory, or EHYB's window in shared memory). Four slots per
+// step, all index and value loads issued before the x loads (memory-level
 // parallelism); a step that starts on padding ends the row.
 // ValuesAhead: the value loads do not wait for the columns (their only
 // dependency is the slot count), so a step costs one DRAM latency and the
 // x gather instead of two DRAM latencies; padding values are then fetched
 // too. Measured on the H100 (session 5): PELLR 1.03-1.24x on small
-// matrices and even on large ones; EVC-HYB 2-8% slower on the FEM
-// matrices, so it keeps the default; ELL's one width for all rows would
-// fetch all its padding.
-template <bool ValuesAhead = false, class Scalar>
-__device__ __forceinline__ Scalar padded_row_dot(int width, long pitch, const int* __restrict__ cp,
-                                                 const Scalar* __restrict__ vp, const Scalar* __restrict__ x) {
+// matrices and even on large ones, EHYB 1.00-1.08x; EVC-HYB 2-8% slower on
+// the FEM matrices, so it keeps the default; ELL's one width for all rows
+// would fetch all its padding.
+template <bool ValuesAhead, class Index, class Scalar, class XAt>
+__device__ __forceinline__ Scalar padded_slots_dot(int width, long pitch, const Index* __restrict__ cp,
+                                                   const Scalar* __restrict__ vp, Index pad, const XAt& x_at) {
   Scalar sum = 0;
   for (int k = 0; k < width; k += 4) {
-    int c[4];
+    Index c[4];
     Scalar v[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ld_stream(cp + (k + u) * pitch) : -1;
+    for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ld_stream(cp + (k + u) * pitch) : pad;
     if constexpr (ValuesAhead) {
 #pragma unroll
       for (int u = 0; u < 4; ++u) v[u] = k + u < width ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
     }
-    if (c[0] < 0) break;
+    if (c[0] == pad) break;
     if constexpr (!ValuesAhead) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u) v[u] = c[u] >= 0 ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
+      for (int u = 0; u < 4; ++u) v[u] = c[u] != pad ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
     }
 #pragma unroll
     for (int u = 0; u < 4; ++u)
-      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
+      if (c[u] != pad) sum += v[u] * x_at(c[u]);
   }
   return sum;
+}
+
+// The same with 32-bit columns, -1 as padding and x in global memory.
+template <bool ValuesAhead = false, class Scalar>
+__device__ __forceinline__ Scalar padded_row_dot(int width, long pitch, const int* __restrict__ cp,
+                                                 const Scalar* __restrict__ vp, const Scalar* __restrict__ x) {
+  return padded_slots_dot<ValuesAhead>(width, pitch, cp, vp, -1, [x](int c) { return ldg(x + c); });
 }
 
 // y(i) = alpha * sum + beta * y(i); beta == 0 never reads y.

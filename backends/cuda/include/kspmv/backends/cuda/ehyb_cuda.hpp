@@ -45,24 +45,11 @@ __global__ void __launch_bounds__(ehyb_block)
       const int w = ldg(width + s), off = ldg(offset + s);
       const int ew = er_width ? ldg(er_width + s) : 0, eoff = ew > 0 ? ldg(er_offset + s) : 0;
       const int out = new_to_old ? ld_stream(new_to_old + r) : r;
-      const unsigned short* cp = col + off + lane;
-      const Scalar* vp = val + off + lane;
-      Scalar sum = 0;
-      // Values load beside their columns, not after them (x comes from
-      // shared memory, so a step costs one DRAM latency, not two); rows in
-      // a slice are sorted by length, so the padding fetched is small.
-      for (int k = 0; k < w; k += 4) {
-        unsigned short c[4];
-        Scalar v[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) c[u] = k + u < w ? ld_stream(cp + (k + u) * 32) : 0xFFFF;
-#pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = k + u < w ? ld_stream(vp + (k + u) * 32) : Scalar(0);
-        if (c[0] == 0xFFFF) break;
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-          if (c[u] != 0xFFFF) sum += v[u] * xw[c[u]];
-      }
+      // Values load beside their columns (x comes from shared memory, so a
+      // step costs one DRAM latency); rows in a slice are sorted by length,
+      // so the padding fetched is small.
+      Scalar sum = padded_slots_dot<true>(w, 32, col + off + lane, val + off + lane,
+                                          static_cast<unsigned short>(0xFFFF), [xw](unsigned short c) { return xw[c]; });
       if (ew > 0) {  // inline extra-row entries: 32-bit columns into x
         const int base = eoff + lane;
         sum += padded_row_dot(ew, 32, er_col + base, er_val + base, x);
