@@ -18,8 +18,12 @@ namespace {
 
 std::string fixture() { return kspmv_test::data_dir() + "/cube_sphere_hole_coarse.msh"; }
 
+// Named after the running test as well: CTest runs tests in parallel
+// processes, and two tests writing one_tet.msh at once made one of them
+// read a half-written file.
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path =
+      ::testing::TempDir() + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
   std::ofstream(path) << text;
   return path;
 }
