@@ -9,7 +9,7 @@ namespace kspmv {
 namespace cuda {
 
 template <class Scalar, int VL>
-__global__ void __launch_bounds__(128) csr_kernel(int nrows, const int* __restrict__ row_ptr,
+__global__ void __launch_bounds__(128) csr_kernel(int nrows, bool short_walks, const int* __restrict__ row_ptr,
                                                   const int* __restrict__ col_idx, const Scalar* __restrict__ values,
                                                   Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
                                                   Scalar* __restrict__ y) {
@@ -20,7 +20,12 @@ __global__ void __launch_bounds__(128) csr_kernel(int nrows, const int* __restri
   if (row >= nrows) return;
   const int begin = ld_stream(row_ptr + row), end = ld_stream(row_ptr + row + 1);
   Scalar sum = 0;
-  for (int k = begin + lane; k < end; k += VL) sum += ld_stream(values + k) * ldg(x + ld_stream(col_idx + k));
+  if (VL < 8 && short_walks) {  // a group reads under a sector a step, a few steps a row: lines kept in L1
+    const unsigned long long pol = l2_evict_first_policy();
+    for (int k = begin + lane; k < end; k += VL) sum += ld_walk(values + k, pol) * ldg(x + ld_walk(col_idx + k, pol));
+  } else {
+    for (int k = begin + lane; k < end; k += VL) sum += ld_stream(values + k) * ldg(x + ld_stream(col_idx + k));
+  }
   if (VL > 1) {
     const unsigned mask = VL == 32 ? 0xffffffffu : (((1u << VL) - 1u) << (threadIdx.x & 31 & ~(VL - 1)));
 #pragma unroll
@@ -30,13 +35,15 @@ __global__ void __launch_bounds__(128) csr_kernel(int nrows, const int* __restri
 }
 
 template <class Scalar>
-void csr_spmv(cudaStream_t stream, int nrows, int vector_length, const int* row_ptr, const int* col_idx,
+void csr_spmv(cudaStream_t stream, int nrows, int vector_length, bool short_walks, const int* row_ptr,
+              const int* col_idx,
               const Scalar* values, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   constexpr int block = 128;
   const unsigned grid = blocks_for(static_cast<long>(nrows) * vector_length, block);
 #define KSPMV_CSR_CASE(VL)                                                                                    \
   case VL:                                                                                                    \
-    csr_kernel<Scalar, VL><<<grid, block, 0, stream>>>(nrows, row_ptr, col_idx, values, alpha, x, beta, y); \
+    csr_kernel<Scalar, VL><<<grid, block, 0, stream>>>(nrows, short_walks, row_ptr, col_idx, values, alpha, x, beta, \
+                                                       y);                                                    \
     break;
   switch (vector_length) {
     KSPMV_CSR_CASE(1)
