@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "kspmv/core/device_info.hpp"
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/permutation.hpp"
 #include "kspmv/formats/coo.hpp"
@@ -98,6 +99,12 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   p.partitioner = part.method;
   p.partition_seconds = part.seconds;
   p.packets = static_cast<int>(part.part_start.size()) - 1;
+  // Fewer packets than two per SM: a block per packet leaves most SMs idle
+  // and gives each of its threads a long chain of slots (raefsky1, 4
+  // packets: 574 slots a thread at 128 threads). Spread such packets over
+  // 512 threads (the CUDA kernel's launch bound).
+  if (!detail::is_host_space<ExecSpace>() && p.packets < 2 * std::max(1, device_figures<ExecSpace>().processors))
+    p.threads = std::max(p.threads, 512);
   if (opt.progress) opt.progress("packing", 0.0);
   const auto old_to_new = inverse_permutation(part.new_to_old);
   const int T = p.threads;
