@@ -110,6 +110,9 @@ inline std::int64_t aligned_pitch(std::int64_t rows) { return (rows + 31) / 32 *
 // addressing is shifts and immediate offsets (a run-time slice height
 // measured 10% slower on the H100).
 constexpr int kEllSliceRows = 256;
+// PKT's threads per packet where packets are few (fewer than two per
+// SM); the CUDA kernel's launch bound.
+constexpr int kPktManyThreads = 512;
 // Where slot 0 of ELL row `row` lies (width K slots per row); slot n is
 // n * kEllSliceRows further. Shared by the portable and tuned kernels.
 KOKKOS_INLINE_FUNCTION std::int64_t ell_row_base(int row, int width) {

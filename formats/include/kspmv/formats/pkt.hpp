@@ -104,7 +104,7 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   // packets: 574 slots a thread at 128 threads). Spread such packets over
   // 512 threads (the CUDA kernel's launch bound).
   if (!detail::is_host_space<ExecSpace>() && p.packets < 2 * std::max(1, device_figures<ExecSpace>().processors))
-    p.threads = std::max(p.threads, 512);
+    p.threads = std::max(p.threads, detail::kPktManyThreads);
   if (opt.progress) opt.progress("packing", 0.0);
   const auto old_to_new = inverse_permutation(part.new_to_old);
   const int T = p.threads;

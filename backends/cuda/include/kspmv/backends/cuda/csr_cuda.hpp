@@ -20,11 +20,14 @@ __global__ void __launch_bounds__(128) csr_kernel(int nrows, bool short_walks, c
   if (row >= nrows) return;
   const int begin = ld_stream(row_ptr + row), end = ld_stream(row_ptr + row + 1);
   Scalar sum = 0;
+  auto row_sum = [&](const auto& load) {
+    for (int k = begin + lane; k < end; k += VL) sum += load(values + k) * ldg(x + load(col_idx + k));
+  };
   if (VL < 8 && short_walks) {  // a group reads under a sector a step, a few steps a row: lines kept in L1
     const unsigned long long pol = l2_evict_first_policy();
-    for (int k = begin + lane; k < end; k += VL) sum += ld_walk(values + k, pol) * ldg(x + ld_walk(col_idx + k, pol));
+    row_sum([pol](const auto* p) { return ld_walk(p, pol); });
   } else {
-    for (int k = begin + lane; k < end; k += VL) sum += ld_stream(values + k) * ldg(x + ld_stream(col_idx + k));
+    row_sum([](const auto* p) { return ld_stream(p); });
   }
   if (VL > 1) {
     const unsigned mask = VL == 32 ? 0xffffffffu : (((1u << VL) - 1u) << (threadIdx.x & 31 & ~(VL - 1)));

@@ -8,17 +8,17 @@
 #include <cstdint>
 
 #include "kspmv/backends/cuda/common.hpp"
+#include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
 namespace cuda {
 
-constexpr int pkt_max_threads = 512;
-
 template <class Scalar>
-__global__ void __launch_bounds__(pkt_max_threads) pkt_kernel(const int* __restrict__ start, const std::int64_t* __restrict__ offset,
-                           const std::uint32_t* __restrict__ index, const Scalar* __restrict__ value,
-                           const int* __restrict__ new_to_old, const Scalar* __restrict__ t, Scalar alpha,
-                           const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
+__global__ void __launch_bounds__(detail::kPktManyThreads)
+    pkt_kernel(const int* __restrict__ start, const std::int64_t* __restrict__ offset,
+               const std::uint32_t* __restrict__ index, const Scalar* __restrict__ value,
+               const int* __restrict__ new_to_old, const Scalar* __restrict__ t, Scalar alpha,
+               const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
   extern __shared__ unsigned char pkt_shared[];
   const int q = blockIdx.x, T = blockDim.x, tid = threadIdx.x;
   const int s = ldg(start + q), n = ldg(start + q + 1) - s;
