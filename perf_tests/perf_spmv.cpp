@@ -291,7 +291,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // One conversion option, as a suite entry or a runner suffix spells it
 // (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N|auto|paper|third, max_fill=F,
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
-// ehyb_min_parts_per_sm=N, ehyb_long_row=N, evc_rows_per_thread=N,
+// ehyb_min_parts_per_sm=N, ehyb_long_row=N, evc_rows_per_thread=N, evc_ell_lanes=N,
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate,
 // kernel=auto|portable: the tuned CUDA path where there is one, or the
 // portable TeamPolicy kernel).
@@ -326,6 +326,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.ehyb_long_row = std::stoll(v);
   else if (k == "evc_rows_per_thread" && !v.empty())
     o.evc_rows_per_thread = std::stoi(v);
+  else if (k == "evc_ell_lanes" && !v.empty())
+    o.evc_ell_lanes = std::stoi(v);
   else
     return false;
   return true;

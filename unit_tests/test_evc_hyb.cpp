@@ -215,3 +215,93 @@ TEST(EvcHyb, ProfileModesComputeTheirProducts) {
     }
   }
 }
+
+// Lanes sharing a sub-ELL row (small matrices on a GPU; forced here so the
+// host runs the same team layout): every lane count, rows on and off whole
+// steps, widths below and above the lanes, both orders, both kernels, and
+// the profile modes over split rows. float too: the shuffle is per type.
+TEST(EvcHyb, LanesSharingRows) {
+  std::vector<std::int64_t> len;
+  for (int i = 0; i < 1337; ++i) len.push_back(1 + (i * 29) % 100);
+  len.push_back(0);
+  len.push_back(700);
+  const auto a = with_lengths(len, 5000, 13);
+  std::vector<double> ones(static_cast<std::size_t>(a.ncols), 1.0), row_sum(a.nrows);
+  reference_spmv(1.0, a, ones, 0.0, row_sum);
+  for (int lanes : {1, 2, 4, 8, 16, 32}) {
+    for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal}) {
+      for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+        ConvertOptions o = kspmv_test::test_options(k);
+        o.evc_split = 128;
+        o.evc_ell_lanes = lanes;
+        o.output_order = order;
+        const auto f = to_evc_hyb<double, Space>(a, o);
+        EXPECT_EQ(f.report.ell_max_lanes, lanes);
+        // Every block's teams cover its rows at L / lanes rows a team.
+        for (const auto& b : f.host_blocks) {
+          EXPECT_EQ(b.lanes, lanes);
+          EXPECT_GE(static_cast<std::int64_t>(b.teams) * (256 / lanes), b.rows);
+        }
+        if (order == OutputOrder::Caller) {
+          const auto m = Matrix<double>::convert(a, Format::EvcHyb, o);
+          for (auto [al, be] : std::vector<std::pair<double, double>>{{1, 0}, {-1.5, 0.5}})
+            EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, al, be)) << lanes;
+          // x constant -> A·1 through the split rows.
+          auto dx = detail::upload<double, Space::memory_space>(ones, "x");
+          Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+          Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
+          spmv_profile(EvcProfile::ConstX, Space(), 1.0, f, dx, 0.0, dy);
+          auto h = Kokkos::create_mirror(dy);
+          Kokkos::deep_copy(h, dy);
+          for (ordinal_t i = 0; i < a.nrows; ++i)
+            ASSERT_NEAR(h(i), row_sum[i], 1e-12 * (1 + std::fabs(row_sum[i]))) << lanes << " row " << i;
+        } else {
+          // Internal order: y(i) is the caller's row new_to_old(i).
+          auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+          const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 3);
+          std::vector<double> yref(static_cast<std::size_t>(a.nrows));
+          reference_spmv(1.0, a, x, 0.0, yref);
+          auto dx = detail::upload<double, Space::memory_space>(x, "x");
+          Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+          Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
+          spmv(Space(), 1.0, f, dx, 0.0, dy);
+          auto h = Kokkos::create_mirror(dy);
+          Kokkos::deep_copy(h, dy);
+          for (ordinal_t i = 0; i < a.nrows; ++i)
+            ASSERT_NEAR(h(i), yref[perm(i)], 1e-12 * (1 + std::fabs(yref[perm(i)]))) << lanes << " internal " << i;
+        }
+      }
+    }
+    ConvertOptions o;
+    o.evc_split = 128;
+    o.evc_ell_lanes = lanes;
+    const auto af = convert_scalar<float>(a);
+    EXPECT_TRUE(kspmv_test::format_matches_reference(af, Format::EvcHyb, 1.0f, 0.5f, 3, o)) << lanes << " float";
+  }
+}
+
+TEST(EvcHyb, AutoLanesOnlyWhenRowsAreFewerThanLanes) {
+  // The host runs one lane: never split. A GPU splits the rows of a small
+  // matrix (a few thousand rows) and never those of a large one.
+  const auto small = generate<double>("lap2d:60");
+  const auto fs = to_evc_hyb<double, Space>(small, {});
+  const bool host = detail::is_host_space<Space::execution_space>();
+  if (host) EXPECT_EQ(fs.report.ell_max_lanes, 1);
+  else EXPECT_GT(fs.report.ell_max_lanes, 1);
+  EXPECT_TRUE(kspmv_test::format_matches_reference(small, Format::EvcHyb, 1.0, 0.0));
+  ConvertOptions rpt;
+  rpt.evc_rows_per_thread = 2;  // the caller asked for rows per thread: no lanes
+  EXPECT_EQ((to_evc_hyb<double, Space>(small, rpt).report.ell_max_lanes), 1);
+}
+
+TEST(EvcHyb, RejectsBadLaneAndRowOptions) {
+  const auto a = generate<double>("lap2d:10");
+  for (int bad : {-1, 3, 64, 6}) {
+    ConvertOptions o;
+    o.evc_ell_lanes = bad;
+    EXPECT_THROW(to_evc_hyb<double>(a, o), InvalidArgumentError) << bad;
+  }
+  ConvertOptions o;
+  o.evc_rows_per_thread = -2;
+  EXPECT_THROW(to_evc_hyb<double>(a, o), InvalidArgumentError);
+}

@@ -200,9 +200,15 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       e.note = "rough";
       break;
     case Format::EvcHyb: {
-      // The conversion's arithmetic on the sorted lengths.
+      // The conversion's arithmetic on the sorted lengths, with its auto
+      // split and lanes (to_evc_hyb) for a device of processors x 2048
+      // lanes: fewer rows than lanes lower the split towards 32 and let
+      // lanes share the sub-ELL rows.
       const auto asc = sorted(s.lengths, false);
-      const std::int64_t short_rows = std::upper_bound(asc.begin(), asc.end(), std::int64_t(128)) - asc.begin();
+      const std::int64_t lanes_on_device = std::max<std::int64_t>(1, std::int64_t(hw.processors) * 2048);
+      const std::int64_t split =
+          std::clamp<std::int64_t>(32 * std::max<std::int64_t>(1, s.rows.nrows / lanes_on_device), 32, 128);
+      const std::int64_t short_rows = std::upper_bound(asc.begin(), asc.end(), split) - asc.begin();
       const std::int64_t isplit = short_rows / 32 * 32;
       double ell = 0, vcsr = 0;
       for (std::int64_t r = 0; r < isplit; r += 32) ell += 32.0 * double(asc[static_cast<std::size_t>(r + 31)]);
@@ -210,7 +216,12 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       slots = ell + vcsr;
       bytes = (tau + kIndex) * slots + kIndex * n + x + y;
       e.storage_bytes = (tau + kIndex) * slots + 2 * kIndex * n;
-      chain_elems = std::min(maxlen, 128.0) + maxlen / 256;
+      int lane_cap = 1;
+      while (isplit > 0 && lane_cap < 32 && isplit * lane_cap * 2 <= lanes_on_device) lane_cap *= 2;
+      const double width = isplit > 0 ? double(asc[static_cast<std::size_t>(isplit - 1)]) : 0.0;
+      int lanes = 1;
+      while (lanes < lane_cap && lanes * 4 < width) lanes *= 2;
+      chain_elems = std::ceil(width / lanes) + maxlen / 256;
       break;
     }
     case Format::Ehyb: {

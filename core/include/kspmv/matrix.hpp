@@ -154,6 +154,7 @@ Properties format_properties(const EvcHybDevice<Scalar, ExecSpace>& f) {
           {"pct_vcsr", percent(double(r.vcsr_slots), slots)},
           {"pct_padding", percent(double(r.padding), double(f.nnz))},
           {"ell_blocks", std::to_string(r.ell_blocks)},
+          {"ell_max_lanes", std::to_string(r.ell_max_lanes)},
           {"csr_ranges", std::to_string(r.csr_ranges)},
           {"code_balance_bytes_per_flop", bal},
           {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};

@@ -71,6 +71,11 @@ struct ConvertOptions {
   // EVC-HYB: the most rows one thread takes in the sub-ELL part (0: auto,
   // the paper's 1, 2, 4... by width, capped so the device stays full).
   int evc_rows_per_thread = 0;
+  // EVC-HYB: lanes sharing one sub-ELL row (a power of two <= 32; 0: auto,
+  // 1 unless the part has fewer rows than the device has lanes, then up
+  // to a lane per four slots). The CUDA kernel splits rows; the portable
+  // kernel keeps a lane per row and only follows the team layout.
+  int evc_ell_lanes = 0;
   // PELLR: sort rows by length (see RowSort).
   RowSort pellr_sort = RowSort::Auto;
   // EHYB: team scratch (shared memory) per partition for the cached x

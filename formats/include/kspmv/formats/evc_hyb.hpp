@@ -12,10 +12,14 @@
 //
 // Threads adapt in both parts: in sub-ELL a thread takes 1 row of the
 // longest blocks (width in (LRmax/2, LRmax]), 2 rows of the next, 4 ...
-// (capped so that the part still fills the device); vector-CSR rows get
+// (capped so that the part still fills the device). When the part has
+// fewer rows than the device has lanes (small matrices), the opposite:
+// 2, 4, ... 32 lanes share a row (about four slots each), each walking
+// every lanes-th slot, and a warp shuffle adds them. vector-CSR rows get
 // 32, 64, ... lanes by length (core/adaptive.hpp). One launch serves both:
 // teams below `ell_teams` run sub-ELL, the others vector CSR (the paper's
-// Algorithm 1). Padding holds column -1 and is skipped without loading x.
+// Algorithm 1); the CUDA kernel swaps the two so that the longest rows
+// start first. Padding holds column -1 and is skipped without loading x.
 //
 // y comes back in the caller's order (written through the permutation) or,
 // with OutputOrder::Internal, in the sorted order; x is never permuted.
@@ -40,11 +44,14 @@
 namespace kspmv {
 
 // One sub-ELL block: `rows` sorted rows from `row_begin`, `width` slots
-// each, column-major at `offset`; teams [first_team, first_team + teams),
-// each thread `rows_per_thread` rows apart by the part's stride.
+// each, column-major at `offset`; teams [first_team, first_team + teams).
+// `lanes` threads share a row (a power of two <= 32); with one lane, a
+// thread may take several rows, the teams' stride apart.
 struct EvcEllBlock {
-  int row_begin, rows, width, offset, first_team, teams;
+  int row_begin, rows, width, offset, first_team, teams, lanes;
 };
+constexpr int kEvcBlockInts = 7;  // ints per block in the device copy
+static_assert(kEvcBlockInts == 7, "evc_hyb_cuda.hpp reads 7 ints per block");
 
 // The paper's Table 3 columns, plus the roofline of §3.2.
 struct EvcHybReport {
@@ -53,6 +60,7 @@ struct EvcHybReport {
   std::int64_t vcsr_slots = 0;    // NNZ_vCSR (with padding)
   std::int64_t padding = 0;       // slots - nnz
   int ell_blocks = 0, csr_ranges = 0;
+  int ell_max_lanes = 1;          // the most lanes sharing a sub-ELL row
   CodeBalance roofline;           // alpha from the pattern (no profiler)
 };
 
@@ -71,7 +79,7 @@ struct EvcHybDevice {
   Kokkos::View<int*, memory_space> new_to_old;  // sorted row -> caller row
   // sub-ELL part
   std::vector<EvcEllBlock> host_blocks;
-  Kokkos::View<int*, memory_space> ell_blocks;  // 6 ints per block, as EvcEllBlock
+  Kokkos::View<int*, memory_space> ell_blocks;  // kEvcBlockInts per block, as EvcEllBlock
   Kokkos::View<int*, memory_space> ell_col;     // -1: padding
   Kokkos::View<Scalar*, memory_space> ell_val;
   int ell_teams = 0;
@@ -100,6 +108,11 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   using M = typename D::memory_space;
   constexpr int L = D::team_lanes;
   if (opt.evc_split < 0) throw InvalidArgumentError("evc-hyb: evc_split must be >= 0 (0: auto)");
+  if (opt.evc_ell_lanes < 0 || opt.evc_ell_lanes > 32 || (opt.evc_ell_lanes & (opt.evc_ell_lanes - 1)) != 0)
+    throw InvalidArgumentError("evc-hyb: evc_ell_lanes must be 0 (auto) or a power of two <= 32, not " +
+                               std::to_string(opt.evc_ell_lanes));
+  if (opt.evc_rows_per_thread < 0)
+    throw InvalidArgumentError("evc-hyb: evc_rows_per_thread must be >= 0 (0: auto)");
   D d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;
@@ -137,7 +150,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
     if (!blocks.empty() && blocks.back().width == w) {
       blocks.back().rows += 32;
     } else {
-      blocks.push_back({s, 32, w, 0, 0, 0});
+      blocks.push_back({s, 32, w, 0, 0, 0, 1});
     }
   }
   int lr_max = 0;
@@ -154,14 +167,31 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   // the device runs at once (the paper's K20X ran 30K, an H100 270K).
   const int cap = opt.evc_rows_per_thread > 0 ? opt.evc_rows_per_thread
                                               : static_cast<int>(std::max<std::int64_t>(1, isplit / concurrency));
+  // Lanes per row: with fewer rows than lanes on the device, a row of w
+  // slots gets up to w / 4 lanes (a power of two, at most the spare lanes
+  // per row and a warp), so each lane's chain is a step of four slots.
+  int lane_cap = 1;
+  if (opt.evc_ell_lanes > 0) {
+    lane_cap = opt.evc_ell_lanes;
+  } else if (opt.evc_rows_per_thread == 0 && isplit > 0) {
+    while (lane_cap < 32 && static_cast<std::int64_t>(isplit) * lane_cap * 2 <= concurrency) lane_cap *= 2;
+  }
   int team = 0;
   for (auto& b : blocks) {
-    int rpt = 1;
-    while (rpt < cap && static_cast<std::int64_t>(b.width) * rpt * 2 <= lr_max) rpt *= 2;
+    int rpt = 1, lanes = 1;
+    if (opt.evc_ell_lanes > 0) {
+      lanes = lane_cap;
+    } else {
+      while (lanes < lane_cap && lanes * 4 < b.width) lanes *= 2;
+    }
+    if (lanes == 1)
+      while (rpt < cap && static_cast<std::int64_t>(b.width) * rpt * 2 <= lr_max) rpt *= 2;
+    b.lanes = lanes;
     b.first_team = team;
-    b.teams = static_cast<int>((static_cast<std::int64_t>(b.rows) + static_cast<std::int64_t>(L) * rpt - 1) /
-                               (static_cast<std::int64_t>(L) * rpt));
+    const std::int64_t rows_per_team = static_cast<std::int64_t>(L / lanes) * rpt;
+    b.teams = static_cast<int>((static_cast<std::int64_t>(b.rows) + rows_per_team - 1) / rows_per_team);
     team += b.teams;
+    d.report.ell_max_lanes = std::max(d.report.ell_max_lanes, lanes);
   }
   d.ell_teams = team;
   std::vector<int> ecol(static_cast<std::size_t>(slots), -1);
@@ -212,8 +242,9 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
                                    x_reuse_alpha(a, perm, static_cast<int>(sizeof(Scalar))));
   // Upload.
   std::vector<int> flat;
-  for (const auto& b : blocks) flat.insert(flat.end(), {b.row_begin, b.rows, b.width, b.offset, b.first_team, b.teams});
-  if (flat.empty()) flat.assign(6, 0);
+  for (const auto& b : blocks)
+    flat.insert(flat.end(), {b.row_begin, b.rows, b.width, b.offset, b.first_team, b.teams, b.lanes});
+  if (flat.empty()) flat.assign(kEvcBlockInts, 0);
   d.new_to_old = detail::upload<int, M>(perm, "kspmv::evc_hyb::new_to_old");
   d.ell_blocks = detail::upload<int, M>(flat, "kspmv::evc_hyb::ell_blocks");
   d.ell_col = detail::upload<int, M>(ecol, "kspmv::evc_hyb::ell_col");
@@ -291,20 +322,24 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
         const int team = t.league_rank();
         if (team < ell_teams) {
           // sub-ELL: the block holding this team (binary search on first_team).
+          constexpr int B = kEvcBlockInts;
           int lo = 0, hi = nblocks - 1;
           while (lo < hi) {
             const int mid = (lo + hi + 1) / 2;
-            if (blocks(6 * mid + 4) <= team) lo = mid;
+            if (blocks(B * mid + 4) <= team) lo = mid;
             else hi = mid - 1;
           }
-          const int row_begin = blocks(6 * lo), rows = blocks(6 * lo + 1), width = blocks(6 * lo + 2);
-          const int offset = blocks(6 * lo + 3), first = blocks(6 * lo + 4), teams = blocks(6 * lo + 5);
-          const int stride = teams * L;
+          const int row_begin = blocks(B * lo), rows = blocks(B * lo + 1), width = blocks(B * lo + 2);
+          const int offset = blocks(B * lo + 3), first = blocks(B * lo + 4), teams = blocks(B * lo + 5);
+          // A team covers L / lanes rows a step; here one lane takes each
+          // whole row (the shared-row split is the CUDA path's).
+          const int step = L / blocks(B * lo + 6);
+          const int stride = teams * step;
           Kokkos::parallel_for(Kokkos::TeamThreadRange(t, team_size), [&](const int tr) {
             Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, vl), [&](const int v) {
-              // On host (1 x 1 teams) the team's L lanes run one after another.
-              for (int g = tr * vl + v; g < L; g += team_size * vl) {
-                for (int r = (team - first) * L + g; r < rows; r += stride) {
+              // On host (1 x 1 teams) the team's lanes run one after another.
+              for (int g = tr * vl + v; g < step; g += team_size * vl) {
+                for (int r = (team - first) * step + g; r < rows; r += stride) {
                   Scalar sum = 0;
                   for (int k = 0; k < width; ++k) {
                     if (P == 0) {  // not constexpr: nvcc lambdas cannot first-capture there

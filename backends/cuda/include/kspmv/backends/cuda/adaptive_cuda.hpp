@@ -90,13 +90,18 @@ __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& 
         sum += (t[0] + t[1]) + (t[2] + t[3]);
       }
     }
-    for (; k < end; k += tpr) {
-      if constexpr (P == 0) {
-        const int c = ld_stream(a.col + k);
-        if (c >= 0) sum += ld_stream(a.val + k) * ldg(x + c);
-      } else {
-        sum += profiled_term<P>(a.col, a.val, x, k);
-      }
+    if constexpr (P == 0) {
+      // The last 1-3 entries of the lane, loaded together: one round trip
+      // instead of up to three (evc-hyb pads rows to 32, so a 32-lane row
+      // of 96 entries is all tail).
+      int c[3];
+#pragma unroll
+      for (int u = 0; u < 3; ++u) c[u] = k + u * tpr < end ? ld_stream(a.col + k + u * tpr) : -1;
+#pragma unroll
+      for (int u = 0; u < 3; ++u)
+        if (c[u] >= 0) sum += ld_stream(a.val + k + u * tpr) * ldg(x + c[u]);
+    } else {
+      for (; k < end; k += tpr) sum += profiled_term<P>(a.col, a.val, x, k);
     }
   }
   if (tpr <= 32) {
