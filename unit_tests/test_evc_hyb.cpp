@@ -305,3 +305,33 @@ TEST(EvcHyb, RejectsBadLaneAndRowOptions) {
   o.evc_rows_per_thread = -2;
   EXPECT_THROW(to_evc_hyb<double>(a, o), InvalidArgumentError);
 }
+
+// y in the caller's order by scatter or by the gather pass (CUDA only; the
+// host keeps the scatter whatever is asked), with alpha and beta, over
+// repeated calls with changing x and y.
+TEST(EvcHyb, CallerOrderByScatterOrGather) {
+  const auto a = generate<double>("powerlaw:20000:9:seed=3");
+  const bool host = detail::is_host_space<Space::execution_space>();
+  for (CallerY how : {CallerY::Scatter, CallerY::Gather, CallerY::Auto}) {
+    for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+      ConvertOptions o = kspmv_test::test_options(k);
+      o.evc_caller_y = how;
+      const auto f = to_evc_hyb<double, Space>(a, o);
+      // Auto gathers only when y takes a quarter of L2 (not this one).
+      EXPECT_EQ(f.gather_y, how == CallerY::Gather && !host && k == KernelPath::Auto);
+      if (f.gather_y) {
+        EXPECT_EQ(f.y_sorted.extent(0), static_cast<std::size_t>(a.nrows));
+        EXPECT_EQ(f.old_to_new.extent(0), static_cast<std::size_t>(a.nrows));
+      }
+      const auto m = Matrix<double>::convert(a, Format::EvcHyb, o);
+      int seed = 11;
+      for (auto [al, be] : std::vector<std::pair<double, double>>{{1, 0}, {-1.5, 0.5}, {2, 1}, {0.5, -2}})
+        EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, al, be, seed++)) << static_cast<int>(how);
+    }
+  }
+  // Internal order never gathers.
+  ConvertOptions o;
+  o.evc_caller_y = CallerY::Gather;
+  o.output_order = OutputOrder::Internal;
+  EXPECT_FALSE((to_evc_hyb<double, Space>(a, o).gather_y));
+}

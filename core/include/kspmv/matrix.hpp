@@ -157,7 +157,7 @@ Properties format_properties(const EvcHybDevice<Scalar, ExecSpace>& f) {
           {"ell_max_lanes", std::to_string(r.ell_max_lanes)},
           {"csr_ranges", std::to_string(r.csr_ranges)},
           {"code_balance_bytes_per_flop", bal},
-          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+          {"order", f.order == OutputOrder::Caller ? (f.gather_y ? "caller (gathered)" : "caller") : "internal"}};
 }
 
 template <class Scalar, class ExecSpace>

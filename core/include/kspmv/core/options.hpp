@@ -42,6 +42,19 @@ enum class RowSort { Auto, Always, Never };
 enum class ErLayout { Auto, Inline, Separate };
 constexpr std::int64_t kEhybInlineMaxNnz = 64'000'000;
 
+// How a row-sorting format's CUDA kernel returns y in the caller's order
+// (EVC-HYB): Scatter writes each row's result through the permutation;
+// Gather writes the sorted results to a workspace of nrows scalars held by
+// the matrix, then a second pass reads them through the inverse
+// permutation and writes y in order. Scattered 8-byte stores leave L2
+// sectors partly written; while y is small next to L2 they are completed
+// there, on a large y they go back to DRAM half-filled. Auto: Gather when y
+// takes at least a quarter of L2 and most sorted neighbours land in
+// different sectors (H100: powerlaw-2M's 16 MB y 0.87 -> 0.90x cuSPARSE;
+// rmat-20's 8 MB y lost 6% with it, so it scatters). The workspace makes
+// two concurrent SpMVs with one such matrix on different streams unsafe.
+enum class CallerY { Auto, Scatter, Gather };
+
 constexpr std::int64_t kHybKOneThird = -1, kHybKModel = -2, kHybKPaper = -3;
 
 struct ConvertOptions {
@@ -76,6 +89,8 @@ struct ConvertOptions {
   // to a lane per four slots). The CUDA kernel splits rows; the portable
   // kernel keeps a lane per row and only follows the team layout.
   int evc_ell_lanes = 0;
+  // EVC-HYB, caller order, CUDA path: see CallerY.
+  CallerY evc_caller_y = CallerY::Auto;
   // PELLR: sort rows by length (see RowSort).
   RowSort pellr_sort = RowSort::Auto;
   // EHYB: team scratch (shared memory) per partition for the cached x

@@ -32,6 +32,7 @@
 
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/device_info.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -77,6 +78,11 @@ struct EvcHybDevice {
   int split = 128;
   OutputOrder order = OutputOrder::Caller;
   Kokkos::View<int*, memory_space> new_to_old;  // sorted row -> caller row
+  // Caller order through a gather pass (CallerY::Gather, CUDA path only):
+  // caller row -> sorted row, and the sorted results' workspace.
+  bool gather_y = false;
+  Kokkos::View<int*, memory_space> old_to_new;
+  Kokkos::View<Scalar*, memory_space> y_sorted;
   // sub-ELL part
   std::vector<EvcEllBlock> host_blocks;
   Kokkos::View<int*, memory_space> ell_blocks;  // kEvcBlockInts per block, as EvcEllBlock
@@ -94,10 +100,10 @@ struct EvcHybDevice {
   double conversion_seconds = 0;
 
   std::size_t storage_bytes() const {
-    return (new_to_old.span() + ell_blocks.span() + ell_col.span() + csr_ranges.span() + csr_row_ptr.span() +
+    return (new_to_old.span() + old_to_new.span() + ell_blocks.span() + ell_col.span() + csr_ranges.span() + csr_row_ptr.span() +
             csr_col.span()) *
                sizeof(int) +
-           (ell_val.span() + csr_val.span()) * sizeof(Scalar);
+           (ell_val.span() + csr_val.span() + y_sorted.span()) * sizeof(Scalar);
   }
 };
 
@@ -253,6 +259,25 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   d.csr_row_ptr = detail::upload<int, M>(cptr, "kspmv::evc_hyb::csr_row_ptr");
   d.csr_col = detail::upload<int, M>(ccol, "kspmv::evc_hyb::csr_col");
   d.csr_val = detail::upload<Scalar, M>(cval, "kspmv::evc_hyb::csr_val");
+  // Caller order on the CUDA path: scatter y, or gather it in a second pass
+  // when y is large and sorted neighbours mostly sit in different sectors.
+  if (d.order == OutputOrder::Caller && !detail::is_host_space<ExecSpace>() && d.kernel == KernelPath::Auto) {
+    bool gather = opt.evc_caller_y == CallerY::Gather;
+    const std::int64_t l2 = device_figures<ExecSpace>().l2_bytes;
+    if (opt.evc_caller_y == CallerY::Auto && l2 > 0 &&
+        4 * static_cast<std::int64_t>(sizeof(Scalar)) * a.nrows >= l2) {
+      std::int64_t apart = 0;
+      for (std::size_t i = 1; i < perm.size(); ++i) apart += std::abs(perm[i] - perm[i - 1]) > 4;
+      gather = 2 * apart > a.nrows;
+    }
+    if (gather) {
+      std::vector<int> inv(perm.size());
+      for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] = static_cast<int>(i);
+      d.gather_y = true;
+      d.old_to_new = detail::upload<int, M>(inv, "kspmv::evc_hyb::old_to_new");
+      d.y_sorted = Kokkos::View<Scalar*, M>("kspmv::evc_hyb::y_sorted", static_cast<std::size_t>(a.nrows));
+    }
+  }
   ExecSpace().fence();
   d.conversion_seconds = timer.seconds();
   return d;
@@ -295,6 +320,15 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
                                            A.csr_val.data(),
                                            caller ? A.new_to_old.data() + isplit : nullptr,
                                            isplit};
+      if (caller && A.gather_y) {
+        auto sorted = csr;
+        sorted.out = nullptr;
+        cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
+                           A.ell_col.data(), A.ell_val.data(), A.ell_teams, sorted, A.csr_teams, nullptr, Scalar(1),
+                           x.data(), Scalar(0), A.y_sorted.data(), P);
+        return cuda::gather_y(space.cuda_stream(), A.nrows, A.old_to_new.data(), A.y_sorted.data(), alpha, beta,
+                              y.data());
+      }
       return cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
                                 A.ell_col.data(), A.ell_val.data(), A.ell_teams, csr, A.csr_teams,
                                 caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data(), P);

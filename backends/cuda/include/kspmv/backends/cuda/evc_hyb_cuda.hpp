@@ -105,5 +105,23 @@ void evc_hyb_spmv(cudaStream_t stream, int nblocks, const int* blocks, const int
   check_launch("kspmv::cuda::evc_hyb_kernel");
 }
 
+// y(j) = alpha * sorted(old_to_new(j)) + beta * y(j): the caller's order
+// read from the sorted results (in L2 just after the product), written
+// whole sectors at a time.
+template <class Scalar>
+__global__ void gather_y_kernel(int n, const int* __restrict__ old_to_new, const Scalar* __restrict__ sorted,
+                                Scalar alpha, Scalar beta, Scalar* __restrict__ y) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < n) store_y(y, j, alpha, ldg(sorted + ld_stream(old_to_new + j)), beta);
+}
+
+template <class Scalar>
+void gather_y(cudaStream_t stream, int n, const int* old_to_new, const Scalar* sorted, Scalar alpha, Scalar beta,
+              Scalar* y) {
+  if (n == 0) return;
+  gather_y_kernel<Scalar><<<blocks_for(n, 256), 256, 0, stream>>>(n, old_to_new, sorted, alpha, beta, y);
+  check_launch("kspmv::cuda::gather_y_kernel");
+}
+
 }  // namespace cuda
 }  // namespace kspmv
