@@ -123,6 +123,8 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.bandwidth_gbs = 1234.5;
   hw.launch_us = 2.5;
   hw.efficiency["evc-hyb"] = 0.75;
+  hw.efficiency_l2["ell"] = 2.5;
+  hw.efficiency_l2_irregular["ell"] = 0.5;
   hw.fixed_us["coo"] = 9.5;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
   write_calibration(path, hw);
@@ -132,9 +134,13 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.launch_us, 2.5);
   EXPECT_DOUBLE_EQ(back.efficiency.at("evc-hyb"), 0.75);
   EXPECT_DOUBLE_EQ(back.fixed_us.at("coo"), 9.5);
+  EXPECT_DOUBLE_EQ(back.efficiency_l2.at("ell"), 2.5);
+  EXPECT_DOUBLE_EQ(back.efficiency_l2_irregular.at("ell"), 0.5);
+  EXPECT_EQ(back.efficiency.count("ell"), 0u);
   EXPECT_TRUE(back.calibrated);
   for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
-                          "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n"}) {
+                          "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n", "efficiency_l2.nonsense = 1\n",
+                          "efficiency_l2_irregular.ell = x\n"}) {
     std::ofstream(path) << bad;
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
@@ -160,6 +166,33 @@ TEST(Model, FixedCostFromCalibration) {
   const auto s = pattern_stats(generate<double>("lap1d:2"), 8, 64);
   const auto e = estimate(Format::Hyb, s, 8, hw);
   EXPECT_NEAR(e.seconds, 4e-6 + 50e-9, 1e-12);
+}
+
+// Within L2 a calibrated format's own L2 efficiency replaces l2_gain x
+// efficiency; past L2, and for formats without one, nothing changes.
+TEST(Model, L2EfficiencyReplacesTheGain) {
+  ModelHardware hw;
+  hw.bandwidth_gbs = 1000;
+  hw.l2_bytes = 50'000'000;
+  hw.l2_gain = 2;
+  hw.efficiency["csr-vector"] = 0.5;
+  hw.fixed_us["csr-vector"] = 3;
+  hw.serial_ns = 0;
+  const auto small = pattern_stats(generate<double>("lap2d:100"), 8, 64);  // regular: cv <= 0.3
+  const auto before = estimate(Format::CsrVector, small, 8, hw);
+  EXPECT_NEAR(before.seconds, 3e-6 + before.bytes / (1000e9 * 2 * 0.5), 1e-12);
+  hw.efficiency_l2["csr-vector"] = 4;
+  const auto after = estimate(Format::CsrVector, small, 8, hw);
+  EXPECT_NEAR(after.seconds, 3e-6 + after.bytes / (1000e9 * 4), 1e-12);
+  // A format without an L2 figure keeps the gain.
+  hw.efficiency["ell"] = 0.5;
+  hw.fixed_us["ell"] = 3;
+  const auto ell = estimate(Format::Ell, small, 8, hw);
+  EXPECT_NEAR(ell.seconds, 3e-6 + ell.bytes / (1000e9 * 2 * 0.5), 1e-12);
+  // Past L2 the DRAM efficiency holds.
+  hw.l2_bytes = 1000;
+  const auto big = estimate(Format::CsrVector, small, 8, hw);
+  EXPECT_NEAR(big.seconds, 3e-6 + big.bytes / (1000e9 * 0.5), 1e-12);
 }
 
 // EHYB sends rows past ehyb_long_row (256) to an adaptive-TPR pass: one
@@ -205,7 +238,7 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   // bounded depends on timing, e.g. under sanitizers); every estimate
   // stays finite.
   EXPECT_FALSE(hw.efficiency.empty() && hw.efficiency_irregular.empty());
-  for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular})
+  for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular, &hw.efficiency_l2, &hw.efficiency_l2_irregular})
     for (const auto& [name, e] : *m) {
       EXPECT_NO_THROW(parse_format(name));
       EXPECT_GT(e, 0) << name;

@@ -18,14 +18,35 @@ namespace {
 constexpr int kIndex = 4;  // S_i: 32-bit indices
 std::int64_t pitch_of(std::int64_t n) { return (n + 31) / 32 * 32; }
 
-double efficiency(const ModelHardware& hw, Format f, double cv) {
-  auto get = [&](const std::map<std::string, double>& m, double dflt) {
+// A format's efficiency from its regular and irregular figures, log-
+// interpolated by the row-length coefficient of variation; dflt where the
+// regular one is absent.
+double interpolated(const std::map<std::string, double>& regular, const std::map<std::string, double>& irregular,
+                    Format f, double cv, double dflt) {
+  auto get = [&](const std::map<std::string, double>& m, double d) {
     const auto it = m.find(format_name(f));
-    return it == m.end() || it->second <= 0 ? dflt : it->second;
+    return it == m.end() || it->second <= 0 ? d : it->second;
   };
-  const double reg = get(hw.efficiency, 0.8), irr = get(hw.efficiency_irregular, reg);
+  const double reg = get(regular, dflt), irr = get(irregular, reg);
   const double w = std::clamp((cv - 0.3) / 0.7, 0.0, 1.0);
   return std::exp((1 - w) * std::log(reg) + w * std::log(irr));
+}
+
+double efficiency(const ModelHardware& hw, Format f, double cv) {
+  return interpolated(hw.efficiency, hw.efficiency_irregular, f, cv, 0.8);
+}
+
+// Bandwidth multiple of the copy bandwidth: the format's L2 efficiency
+// where calibrated and the working set fits L2, else the DRAM efficiency
+// (times l2_gain in L2).
+double bandwidth_factor(const ModelHardware& hw, Format f, double cv, bool in_l2) {
+  if (in_l2) {
+    const auto it = hw.efficiency_l2.find(format_name(f));
+    if (it != hw.efficiency_l2.end() && it->second > 0)
+      return interpolated(hw.efficiency_l2, hw.efficiency_l2_irregular, f, cv, it->second);
+    return hw.l2_gain * efficiency(hw, f, cv);
+  }
+  return efficiency(hw, f, cv);
 }
 
 // Launches of each format on the calibration's tiny matrix (a 1D stencil:
@@ -252,7 +273,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   e.padding = nnz > 0 ? slots / nnz - 1 : 0;
   const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
   const double cv = s.rows.mean > 0 ? s.rows.stddev / s.rows.mean : 0.0;
-  const double bw = hw.bandwidth_gbs * 1e9 * (in_l2 ? hw.l2_gain : 1.0) * efficiency(hw, f, cv);
+  const double bw = hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, f, cv, in_l2);
   e.chain_seconds = chain_elems * hw.serial_ns * 1e-9;
   // The longest serial chain bounds the time from below; it does not add to
   // the traffic, which the other lanes move meanwhile.
@@ -420,6 +441,12 @@ ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
     } else if (k.rfind("efficiency_irregular.", 0) == 0) {
       parse_format(k.substr(21));
       hw.efficiency_irregular[k.substr(21)] = d;
+    } else if (k.rfind("efficiency_l2.", 0) == 0) {
+      parse_format(k.substr(14));
+      hw.efficiency_l2[k.substr(14)] = d;
+    } else if (k.rfind("efficiency_l2_irregular.", 0) == 0) {
+      parse_format(k.substr(24));
+      hw.efficiency_l2_irregular[k.substr(24)] = d;
     } else
       throw ParseError(path, lineno, "unknown key '" + k + "'");
   }
@@ -440,6 +467,8 @@ void write_calibration(const std::string& path, const ModelHardware& hw) {
   for (const auto& [k, v] : hw.fixed_us) out << "fixed_us." << k << " = " << v << "\n";
   for (const auto& [k, v] : hw.efficiency) out << "efficiency." << k << " = " << v << "\n";
   for (const auto& [k, v] : hw.efficiency_irregular) out << "efficiency_irregular." << k << " = " << v << "\n";
+  for (const auto& [k, v] : hw.efficiency_l2) out << "efficiency_l2." << k << " = " << v << "\n";
+  for (const auto& [k, v] : hw.efficiency_l2_irregular) out << "efficiency_l2_irregular." << k << " = " << v << "\n";
 }
 
 namespace {

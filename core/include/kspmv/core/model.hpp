@@ -19,7 +19,8 @@
 //    format's measured time on a tiny matrix (its launches, its passes over
 //    the vectors' few cache lines) or, uncalibrated, launches * t_launch;
 //    bandwidth is the measured
-//    copy bandwidth, raised by l2_gain while the working set fits L2. The
+//    copy bandwidth, raised by l2_gain while the working set fits L2 (or,
+//    calibrated, each format's own efficiency measured within L2). The
 //    per-format efficiencies come from a quick empirical calibration on
 //    the device (calibrate(), kspmv calibrate) or default to 0.8.
 //
@@ -62,6 +63,10 @@ struct ModelHardware {
   // coefficient of variation <= 0.3) and on irregular ones (>= 1), log-
   // interpolated between; 0.8 where absent.
   std::map<std::string, double> efficiency, efficiency_irregular;
+  // Per format name: the same while the working set fits L2, against the
+  // copy bandwidth (measured on a stencil and a power-law graph of about
+  // a fifth of L2); where absent, l2_gain x efficiency.
+  std::map<std::string, double> efficiency_l2, efficiency_l2_irregular;
   bool calibrated = false;
 };
 
@@ -127,7 +132,8 @@ std::int64_t paper_hyb_k(const RowLengthStats& s, int scalar_bytes, const ModelH
 std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHardware& hw);
 
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
-// efficiency.FORMAT and efficiency_irregular.FORMAT.
+// efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT and
+// efficiency_l2_irregular.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),
