@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/core/generators.hpp"
@@ -146,29 +147,38 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   const HostCsr<Scalar> irregular = generate<Scalar>("powerlaw:" + std::to_string(rows) + ":8");
   const PatternStats s_reg = pattern_stats(regular, tau, hw);
   const PatternStats s_irr = pattern_stats(irregular, tau, hw);
-  ModelHardware unit = hw;  // efficiency 1 and no L2 gain: estimate() gives the ideal traffic time
-  unit.l2_gain = 1;
+  // One format's bandwidth efficiency on matrix `a`: the model's bytes at
+  // the copy bandwidth over the measured time less the format's fixed cost,
+  // clamped to [0.02, cap]. 0 (no figure) where the format cannot hold the
+  // matrix or would move more than max_bytes, where the time left is at
+  // most min_share x the fixed cost, or where one lane's chain bounds the
+  // run (it says nothing about bandwidth then).
+  auto fit_efficiency = [&](Format f, const HostCsr<Scalar>& a, const PatternStats& s, double max_fill,
+                            double max_bytes, double min_share, double cap) -> double {
+    ConvertOptions opt;
+    opt.max_fill = max_fill;
+    opt.partitioner = f == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
+    try {
+      // Only the estimate's traffic and chain are used: neither depends on
+      // the efficiencies or the L2 gain being fitted.
+      const FormatEstimate e = estimate(f, s, tau, hw, opt.max_fill);
+      if (!e.feasible || e.bytes > max_bytes) return 0;
+      const double fixed = fixed_seconds(hw, f, e.launches);
+      const double t = time_of(a, f, opt) - fixed;
+      if (t <= min_share * fixed || e.chain_seconds > 0.5 * t) return 0;
+      return std::clamp(e.bytes / (hw.bandwidth_gbs * 1e9) / t, 0.02, cap);
+    } catch (const FormatCannotHoldError&) {
+      return 0;
+    }
+  };
   for (const auto& d : known_formats()) {
     if (d.format == Format::Auto) continue;
     if (budget.seconds() > co.budget_seconds) {
       log(std::string(d.name) + ": budget spent, default efficiency kept");
       continue;
     }
-    unit.efficiency[d.name] = 1.0;
-    unit.efficiency_irregular[d.name] = 1.0;
-    auto fit = [&](const HostCsr<Scalar>& a, const PatternStats& s) -> double {
-      ConvertOptions opt;
-      opt.max_fill = 1e9;
-      opt.partitioner = d.format == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
-      try {
-        const FormatEstimate e = estimate(d.format, s, tau, unit, opt.max_fill);
-        const double t = time_of(a, d.format, opt) - fixed_seconds(hw, d.format, e.launches);
-        // A run bounded by one lane's chain says nothing about bandwidth.
-        if (t <= 0 || e.chain_seconds > 0.5 * t) return 0;
-        return std::clamp(e.bytes / (hw.bandwidth_gbs * 1e9) / t, 0.02, 4.0);
-      } catch (const FormatCannotHoldError&) {
-        return 0;
-      }
+    auto fit = [&](const HostCsr<Scalar>& a, const PatternStats& s) {
+      return fit_efficiency(d.format, a, s, 1e9, std::numeric_limits<double>::infinity(), 0.0, 4.0);
     };
     const double er = fit(regular, s_reg), ei = fit(irregular, s_irr);
     if (er > 0) hw.efficiency[d.name] = er;
@@ -219,22 +229,9 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
         log(std::string(d.name) + ": budget spent, no L2 efficiency");
         continue;
       }
-      unit.efficiency[d.name] = 1.0;
-      unit.efficiency_irregular[d.name] = 1.0;
-      auto fit = [&](const HostCsr<Scalar>& a, const PatternStats& s) -> double {
-        ConvertOptions opt;
-        opt.partitioner = d.format == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
-        try {
-          const FormatEstimate e = estimate(d.format, s, tau, unit, opt.max_fill);
-          if (!e.feasible || e.bytes > 0.8 * double(hw.l2_bytes)) return 0;
-          const double fixed = fixed_seconds(hw, d.format, e.launches);
-          const double t = time_of(a, d.format, opt) - fixed;
-          // Mostly fixed cost, or bounded by one lane's chain: no figure.
-          if (t <= 0.2 * fixed || e.chain_seconds > 0.5 * t) return 0;
-          return std::clamp(e.bytes / (hw.bandwidth_gbs * 1e9) / t, 0.02, 8.0);
-        } catch (const FormatCannotHoldError&) {
-          return 0;
-        }
+      // Working sets within L2 only; a run mostly fixed cost says little.
+      auto fit = [&](const HostCsr<Scalar>& a, const PatternStats& s) {
+        return fit_efficiency(d.format, a, s, ConvertOptions{}.max_fill, 0.8 * double(hw.l2_bytes), 0.2, 8.0);
       };
       const double er = fit(small_reg, sr), ei = fit(small_irr, si);
       if (er > 0) hw.efficiency_l2[d.name] = er;
