@@ -38,6 +38,32 @@ void check_both_kernels(const HostCsr<double>& a, Format f, const std::string& w
   }
 }
 
+// y = alpha A x (or one of evc-hyb §3.3's profile modes) with y poisoned
+// by NaN first, copied back to the host.
+auto apply_on_host(const EvcHybDevice<double, Space>& f, const std::vector<double>& x, double alpha,
+                   EvcProfile mode = EvcProfile::Full) {
+  auto dx = detail::upload<double, Space::memory_space>(x, "x");
+  Kokkos::View<double*, Space::memory_space> dy("y", f.nrows);
+  Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
+  spmv_profile(mode, Space(), alpha, f, dx, 0.0, dy);
+  Kokkos::fence();
+  auto h = Kokkos::create_mirror(dy);  // a copy even where dy is host memory
+  Kokkos::deep_copy(h, dy);
+  return h;
+}
+
+// In the internal order y(i) is row new_to_old(i) of A x.
+void expect_internal_order_product(const HostCsr<double>& a, const EvcHybDevice<double, Space>& f,
+                                   const std::string& what) {
+  auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 3);
+  std::vector<double> yref(static_cast<std::size_t>(a.nrows));
+  reference_spmv(1.0, a, x, 0.0, yref);
+  const auto h = apply_on_host(f, x, 1.0);
+  for (ordinal_t i = 0; i < a.nrows; ++i)
+    ASSERT_NEAR(h(i), yref[perm(i)], 1e-12 * (1 + std::fabs(yref[perm(i)]))) << what << " row " << i;
+}
+
 }  // namespace
 
 TEST(AdaptiveTpr, LanesPerRowByLength) {
@@ -146,14 +172,7 @@ TEST(EvcHyb, InternalOrderIsSortedByLengthThenFirstColumn) {
     ASSERT_LE(lp, lr);
     if (lp == lr && lp > 0) ASSERT_LE(a.col_idx[a.row_ptr[perm[r - 1]]], a.col_idx[a.row_ptr[perm[r]]]);
   }
-  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 3);
-  std::vector<double> yref(static_cast<std::size_t>(a.nrows));
-  reference_spmv(1.0, a, x, 0.0, yref);
-  auto dx = detail::upload<double, Space::memory_space>(x, "x");
-  Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
-  spmv(Space(), 1.0, f, dx, 0.0, dy);
-  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
-  for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(hy(i), yref[perm[i]], 1e-12 * (1 + std::fabs(yref[perm[i]])));
+  expect_internal_order_product(a, f, "powerlaw:5000:6");
 }
 
 TEST(Roofline, CodeBalanceAndAlphaFromPattern) {
@@ -195,17 +214,8 @@ TEST(EvcHyb, ProfileModesComputeTheirProducts) {
     const auto f = to_evc_hyb<double, Space>(a, o);
     ASSERT_GT(f.report.isplit, 0);
     ASSERT_LT(f.report.isplit, a.nrows);
-    auto dx = detail::upload<double, Space::memory_space>(x, "x");
-    Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
-    auto run = [&](EvcProfile mode) {
-      Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
-      spmv_profile(mode, Space(), 2.0, f, dx, 0.0, dy);
-      Kokkos::fence();
-      auto h = Kokkos::create_mirror(dy);  // a copy even where dy is host memory
-      Kokkos::deep_copy(h, dy);
-      return h;
-    };
-    const auto cx = run(EvcProfile::ConstX), ca = run(EvcProfile::ConstA), cax = run(EvcProfile::ConstAX);
+    const auto cx = apply_on_host(f, x, 2.0, EvcProfile::ConstX), ca = apply_on_host(f, x, 2.0, EvcProfile::ConstA),
+               cax = apply_on_host(f, x, 2.0, EvcProfile::ConstAX);
     for (ordinal_t i = 0; i < a.nrows; ++i) {
       ASSERT_NEAR(cx(i), 2 * row_sum[i], 1e-12 * (1 + std::fabs(row_sum[i]))) << i;
       ASSERT_NEAR(ca(i), 2 * pattern_x[i], 1e-12 * (1 + std::fabs(pattern_x[i]))) << i;
@@ -247,28 +257,11 @@ TEST(EvcHyb, LanesSharingRows) {
           for (auto [al, be] : std::vector<std::pair<double, double>>{{1, 0}, {-1.5, 0.5}})
             EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, al, be)) << lanes;
           // x constant -> A·1 through the split rows.
-          auto dx = detail::upload<double, Space::memory_space>(ones, "x");
-          Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
-          Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
-          spmv_profile(EvcProfile::ConstX, Space(), 1.0, f, dx, 0.0, dy);
-          auto h = Kokkos::create_mirror(dy);
-          Kokkos::deep_copy(h, dy);
+          const auto h = apply_on_host(f, ones, 1.0, EvcProfile::ConstX);
           for (ordinal_t i = 0; i < a.nrows; ++i)
             ASSERT_NEAR(h(i), row_sum[i], 1e-12 * (1 + std::fabs(row_sum[i]))) << lanes << " row " << i;
         } else {
-          // Internal order: y(i) is the caller's row new_to_old(i).
-          auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
-          const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 3);
-          std::vector<double> yref(static_cast<std::size_t>(a.nrows));
-          reference_spmv(1.0, a, x, 0.0, yref);
-          auto dx = detail::upload<double, Space::memory_space>(x, "x");
-          Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
-          Kokkos::deep_copy(dy, std::numeric_limits<double>::quiet_NaN());
-          spmv(Space(), 1.0, f, dx, 0.0, dy);
-          auto h = Kokkos::create_mirror(dy);
-          Kokkos::deep_copy(h, dy);
-          for (ordinal_t i = 0; i < a.nrows; ++i)
-            ASSERT_NEAR(h(i), yref[perm(i)], 1e-12 * (1 + std::fabs(yref[perm(i)]))) << lanes << " internal " << i;
+          expect_internal_order_product(a, f, std::to_string(lanes) + " lanes, internal order");
         }
       }
     }
@@ -311,14 +304,14 @@ TEST(EvcHyb, RejectsBadLaneAndRowOptions) {
 // repeated calls with changing x and y.
 TEST(EvcHyb, CallerOrderByScatterOrGather) {
   const auto a = generate<double>("powerlaw:20000:9:seed=3");
-  const bool host = detail::is_host_space<Space::execution_space>();
+  const bool cuda = detail::on_cuda<Space::execution_space>();
   for (CallerY how : {CallerY::Scatter, CallerY::Gather, CallerY::Auto}) {
     for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
       ConvertOptions o = kspmv_test::test_options(k);
       o.evc_caller_y = how;
       const auto f = to_evc_hyb<double, Space>(a, o);
       // Auto gathers only when y takes a quarter of L2 (not this one).
-      EXPECT_EQ(f.gather_y, how == CallerY::Gather && !host && k == KernelPath::Auto);
+      EXPECT_EQ(f.gather_y, how == CallerY::Gather && cuda && k == KernelPath::Auto);
       if (f.gather_y) {
         EXPECT_EQ(f.y_sorted.extent(0), static_cast<std::size_t>(a.nrows));
         EXPECT_EQ(f.old_to_new.extent(0), static_cast<std::size_t>(a.nrows));
