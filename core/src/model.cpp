@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/roofline.hpp"
@@ -226,9 +227,8 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       // lanes: fewer rows than lanes lower the split towards 32 and let
       // lanes share the sub-ELL rows.
       const auto asc = sorted(s.lengths, false);
-      const std::int64_t lanes_on_device = std::max<std::int64_t>(1, std::int64_t(hw.processors) * 2048);
-      const std::int64_t split =
-          std::clamp<std::int64_t>(32 * std::max<std::int64_t>(1, s.rows.nrows / lanes_on_device), 32, 128);
+      const std::int64_t lanes_on_device = std::int64_t(hw.processors) * 2048;
+      const std::int64_t split = evc_auto_split(s.rows.nrows, lanes_on_device);
       const std::int64_t short_rows = std::upper_bound(asc.begin(), asc.end(), split) - asc.begin();
       const std::int64_t isplit = short_rows / 32 * 32;
       double ell = 0, vcsr = 0;
@@ -237,12 +237,9 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       slots = ell + vcsr;
       bytes = (tau + kIndex) * slots + kIndex * n + x + y;
       e.storage_bytes = (tau + kIndex) * slots + 2 * kIndex * n;
-      int lane_cap = 1;
-      while (isplit > 0 && lane_cap < 32 && isplit * lane_cap * 2 <= lanes_on_device) lane_cap *= 2;
-      const double width = isplit > 0 ? double(asc[static_cast<std::size_t>(isplit - 1)]) : 0.0;
-      int lanes = 1;
-      while (lanes < lane_cap && lanes * 4 < width) lanes *= 2;
-      chain_elems = std::ceil(width / lanes) + maxlen / 256;
+      const std::int64_t width = isplit > 0 ? asc[static_cast<std::size_t>(isplit - 1)] : 0;
+      const int lanes = evc_lanes_for_width(width, evc_lane_cap(isplit, lanes_on_device));
+      chain_elems = std::ceil(double(width) / lanes) + maxlen / 256;
       break;
     }
     case Format::Ehyb: {

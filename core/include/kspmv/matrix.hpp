@@ -51,14 +51,6 @@ inline std::string kernel_name(KernelPath k, bool has_tuned) {
 #endif
   return "portable";
 }
-template <class ExecSpace>
-constexpr bool on_cuda() {
-#if KSPMV_ENABLE_CUDA
-  return std::is_same<ExecSpace, Kokkos::Cuda>::value;
-#else
-  return false;
-#endif
-}
 
 template <class Scalar, class ExecSpace, CsrKernel Kind>
 Properties format_properties(const CsrDeviceT<Scalar, ExecSpace, Kind>& f) {

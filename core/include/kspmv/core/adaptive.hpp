@@ -27,6 +27,29 @@ inline int tpr_for_length(std::int64_t length, int max_tpr) {
   return t;
 }
 
+// EVC-HYB's automatic thread rules, shared by its conversion and the
+// performance model. `lanes` is the device's concurrent threads.
+// The split: the paper's 128, lowered towards 32 when the rows are too few
+// to keep the lanes busy (thread-per-row chains of 128 entries would then
+// leave the device idle).
+inline int evc_auto_split(std::int64_t nrows, std::int64_t lanes) {
+  const std::int64_t rows_per_lane = std::max<std::int64_t>(1, nrows / std::max<std::int64_t>(1, lanes));
+  return static_cast<int>(std::clamp<std::int64_t>(32 * rows_per_lane, 32, 128));
+}
+// The most lanes that may share a sub-ELL row: doubled while the part's
+// `ell_rows` rows still fit the device's lanes, at most a warp.
+inline int evc_lane_cap(std::int64_t ell_rows, std::int64_t lanes) {
+  int cap = 1;
+  while (ell_rows > 0 && cap < 32 && ell_rows * cap * 2 <= lanes) cap *= 2;
+  return cap;
+}
+// Lanes for a row of `width` slots under that cap: about four slots a lane.
+inline int evc_lanes_for_width(std::int64_t width, int cap) {
+  int l = 1;
+  while (l < cap && 4 * static_cast<std::int64_t>(l) < width) l *= 2;
+  return l;
+}
+
 // `sorted_len` ascending; positions [offset, offset + size) of the launch.
 // `block_threads` lanes per block: a block holds block_threads / tpr rows
 // (one row per block when tpr == block_threads). `min_tpr` raises the TPR

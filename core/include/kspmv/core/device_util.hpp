@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kspmv/config.hpp"
 #include "kspmv/core/error.hpp"
 
 namespace kspmv {
@@ -113,6 +114,10 @@ constexpr int kEllSliceRows = 256;
 // PKT's threads per packet where packets are few (fewer than two per
 // SM); the CUDA kernel's launch bound.
 constexpr int kPktManyThreads = 512;
+// Ints per EVC-HYB sub-ELL block in its device copy (EvcEllBlock: first
+// row, rows, width, offset, first team, teams, lanes), read by the
+// portable and tuned kernels.
+constexpr int kEvcBlockInts = 7;
 // Where slot 0 of ELL row `row` lies (width K slots per row); slot n is
 // n * kEllSliceRows further. Shared by the portable and tuned kernels.
 KOKKOS_INLINE_FUNCTION std::int64_t ell_row_base(int row, int width) {
@@ -124,6 +129,15 @@ KOKKOS_INLINE_FUNCTION std::int64_t ell_row_base(int row, int width) {
 template <class ExecSpace>
 constexpr bool is_host_space() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+}
+// Whether ExecSpace is CUDA, where the formats have tuned kernels.
+template <class ExecSpace>
+constexpr bool on_cuda() {
+#if KSPMV_ENABLE_CUDA
+  return std::is_same<ExecSpace, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
 }
 template <class ExecSpace>
 constexpr int default_team_size() {

@@ -36,6 +36,7 @@
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
+#include "kspmv/core/permutation.hpp"
 #include "kspmv/core/roofline.hpp"
 #include "kspmv/formats/csr_adaptive.hpp"
 #if KSPMV_ENABLE_CUDA
@@ -51,8 +52,6 @@ namespace kspmv {
 struct EvcEllBlock {
   int row_begin, rows, width, offset, first_team, teams, lanes;
 };
-constexpr int kEvcBlockInts = 7;  // ints per block in the device copy
-static_assert(kEvcBlockInts == 7, "evc_hyb_cuda.hpp reads 7 ints per block");
 
 // The paper's Table 3 columns, plus the roofline of §3.2.
 struct EvcHybReport {
@@ -85,7 +84,7 @@ struct EvcHybDevice {
   Kokkos::View<Scalar*, memory_space> y_sorted;
   // sub-ELL part
   std::vector<EvcEllBlock> host_blocks;
-  Kokkos::View<int*, memory_space> ell_blocks;  // kEvcBlockInts per block, as EvcEllBlock
+  Kokkos::View<int*, memory_space> ell_blocks;  // detail::kEvcBlockInts per block, as EvcEllBlock
   Kokkos::View<int*, memory_space> ell_col;     // -1: padding
   Kokkos::View<Scalar*, memory_space> ell_val;
   int ell_teams = 0;
@@ -128,9 +127,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
     d.split = opt.evc_split;
   } else {
     // Auto: 128, unless the rows are too few to keep the lanes busy.
-    const std::int64_t rows_per_lane = std::max<std::int64_t>(1, a.nrows / concurrency);
-    d.split = static_cast<int>(std::clamp<std::int64_t>(32 * rows_per_lane, 32, 128));
-    if (detail::is_host_space<ExecSpace>()) d.split = 128;
+    d.split = detail::is_host_space<ExecSpace>() ? 128 : evc_auto_split(a.nrows, concurrency);
   }
   d.order = opt.output_order;
   d.kernel = opt.kernel;
@@ -176,20 +173,11 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   // Lanes per row: with fewer rows than lanes on the device, a row of w
   // slots gets up to w / 4 lanes (a power of two, at most the spare lanes
   // per row and a warp), so each lane's chain is a step of four slots.
-  int lane_cap = 1;
-  if (opt.evc_ell_lanes > 0) {
-    lane_cap = opt.evc_ell_lanes;
-  } else if (opt.evc_rows_per_thread == 0 && isplit > 0) {
-    while (lane_cap < 32 && static_cast<std::int64_t>(isplit) * lane_cap * 2 <= concurrency) lane_cap *= 2;
-  }
+  const int lane_cap = opt.evc_rows_per_thread == 0 ? evc_lane_cap(isplit, concurrency) : 1;
   int team = 0;
   for (auto& b : blocks) {
-    int rpt = 1, lanes = 1;
-    if (opt.evc_ell_lanes > 0) {
-      lanes = lane_cap;
-    } else {
-      while (lanes < lane_cap && lanes * 4 < b.width) lanes *= 2;
-    }
+    int rpt = 1;
+    const int lanes = opt.evc_ell_lanes > 0 ? opt.evc_ell_lanes : evc_lanes_for_width(b.width, lane_cap);
     if (lanes == 1)
       while (rpt < cap && static_cast<std::int64_t>(b.width) * rpt * 2 <= lr_max) rpt *= 2;
     b.lanes = lanes;
@@ -250,7 +238,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   std::vector<int> flat;
   for (const auto& b : blocks)
     flat.insert(flat.end(), {b.row_begin, b.rows, b.width, b.offset, b.first_team, b.teams, b.lanes});
-  if (flat.empty()) flat.assign(kEvcBlockInts, 0);
+  if (flat.empty()) flat.assign(detail::kEvcBlockInts, 0);
   d.new_to_old = detail::upload<int, M>(perm, "kspmv::evc_hyb::new_to_old");
   d.ell_blocks = detail::upload<int, M>(flat, "kspmv::evc_hyb::ell_blocks");
   d.ell_col = detail::upload<int, M>(ecol, "kspmv::evc_hyb::ell_col");
@@ -261,7 +249,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   d.csr_val = detail::upload<Scalar, M>(cval, "kspmv::evc_hyb::csr_val");
   // Caller order on the CUDA path: scatter y, or gather it in a second pass
   // when y is large and sorted neighbours mostly sit in different sectors.
-  if (d.order == OutputOrder::Caller && !detail::is_host_space<ExecSpace>() && d.kernel == KernelPath::Auto) {
+  if (d.order == OutputOrder::Caller && detail::on_cuda<ExecSpace>() && d.kernel == KernelPath::Auto) {
     bool gather = opt.evc_caller_y == CallerY::Gather;
     const std::int64_t l2 = device_figures<ExecSpace>().l2_bytes;
     if (opt.evc_caller_y == CallerY::Auto && l2 > 0 &&
@@ -271,10 +259,8 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
       gather = 2 * apart > a.nrows;
     }
     if (gather) {
-      std::vector<int> inv(perm.size());
-      for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] = static_cast<int>(i);
       d.gather_y = true;
-      d.old_to_new = detail::upload<int, M>(inv, "kspmv::evc_hyb::old_to_new");
+      d.old_to_new = detail::upload<int, M>(inverse_permutation(perm), "kspmv::evc_hyb::old_to_new");
       d.y_sorted = Kokkos::View<Scalar*, M>("kspmv::evc_hyb::y_sorted", static_cast<std::size_t>(a.nrows));
     }
   }
@@ -312,26 +298,24 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y)) {
+      // Caller order: scattered through new_to_old by the product itself, or
+      // (gather_y) the sorted results into y_sorted, then the gather pass.
+      const bool gather = caller && A.gather_y, scatter = caller && !A.gather_y;
       const cuda::AdaptiveRows<Scalar> csr{static_cast<int>(A.host_ranges.size()),
                                            reinterpret_cast<const int4*>(A.csr_ranges.data()),
                                            nullptr,
                                            A.csr_row_ptr.data(),
                                            A.csr_col.data(),
                                            A.csr_val.data(),
-                                           caller ? A.new_to_old.data() + isplit : nullptr,
+                                           scatter ? A.new_to_old.data() + isplit : nullptr,
                                            isplit};
-      if (caller && A.gather_y) {
-        auto sorted = csr;
-        sorted.out = nullptr;
-        cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
-                           A.ell_col.data(), A.ell_val.data(), A.ell_teams, sorted, A.csr_teams, nullptr, Scalar(1),
-                           x.data(), Scalar(0), A.y_sorted.data(), P);
-        return cuda::gather_y(space.cuda_stream(), A.nrows, A.old_to_new.data(), A.y_sorted.data(), alpha, beta,
-                              y.data());
-      }
-      return cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
-                                A.ell_col.data(), A.ell_val.data(), A.ell_teams, csr, A.csr_teams,
-                                caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data(), P);
+      cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
+                         A.ell_col.data(), A.ell_val.data(), A.ell_teams, csr, A.csr_teams,
+                         scatter ? A.new_to_old.data() : nullptr, gather ? Scalar(1) : alpha, x.data(),
+                         gather ? Scalar(0) : beta, gather ? A.y_sorted.data() : y.data(), P);
+      if (gather)
+        cuda::gather_y(space.cuda_stream(), A.nrows, A.old_to_new.data(), A.y_sorted.data(), alpha, beta, y.data());
+      return;
     }
   }
 #endif
@@ -356,7 +340,7 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
         const int team = t.league_rank();
         if (team < ell_teams) {
           // sub-ELL: the block holding this team (binary search on first_team).
-          constexpr int B = kEvcBlockInts;
+          constexpr int B = detail::kEvcBlockInts;
           int lo = 0, hi = nblocks - 1;
           while (lo < hi) {
             const int mid = (lo + hi + 1) / 2;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kspmv/backends/cuda/adaptive_cuda.hpp"
+#include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
 namespace cuda {
@@ -18,7 +19,7 @@ __device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict
                                               const int* __restrict__ new_to_old, Scalar alpha,
                                               const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y,
                                               int team) {
-  constexpr int B = 7;  // kEvcBlockInts (formats/evc_hyb.hpp)
+  constexpr int B = detail::kEvcBlockInts;
   int lo = 0, hi = nblocks - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
