@@ -34,6 +34,27 @@ void expect_matches(const HostCsr<double>& a, const ConvertOptions& o, const std
     EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, al, be)) << what;
 }
 
+// Internal order (o.output_order must say so): x given and y returned in
+// the format's row order new_to_old.
+void expect_internal_order_matches(const HostCsr<double>& a, const ConvertOptions& o, const std::string& what) {
+  const auto f = to_ehyb<double, Space>(a, o);
+  auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+  std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
+  validate_permutation(perm, a.nrows);
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 5);
+  std::vector<double> yref(static_cast<std::size_t>(a.nrows));
+  reference_spmv(1.0, a, x, 0.0, yref);
+  std::vector<double> xi(x.size());
+  for (ordinal_t i = 0; i < a.nrows; ++i) xi[i] = x[perm[i]];
+  auto dx = detail::upload<double, Space::memory_space>(xi, "x");
+  Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
+  Kokkos::deep_copy(dy, std::nan(""));
+  spmv(Space(), 1.0, f, dx, 0.0, dy);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  for (ordinal_t i = 0; i < a.nrows; ++i)
+    ASSERT_NEAR(hy(i), yref[perm[i]], 1e-12 * (1 + std::fabs(yref[perm[i]]))) << what << ", row " << i;
+}
+
 }  // namespace
 
 TEST(Ehyb, PartsAndWindowFromEquationsOneAndTwo) {
@@ -43,8 +64,8 @@ TEST(Ehyb, PartsAndWindowFromEquationsOneAndTwo) {
     const auto m = Matrix<double>::convert(a, Format::Ehyb, small_windows(bytes, KernelPath::Portable));
     auto p = props(m);
     const std::int64_t cap = bytes / 8, P = fig.processors, n = a.nrows;
-    // On a device K is at least ehyb_min_parts_per_sm (4), so blocks overlap.
-    const std::int64_t per_sm = detail::is_host_space<Space>() ? 1 : 4;
+    // On a device K is at least ehyb_min_parts_per_sm (2), so blocks overlap.
+    const std::int64_t per_sm = detail::is_host_space<Space>() ? 1 : ConvertOptions{}.ehyb_min_parts_per_sm;
     const std::int64_t K = std::max<std::int64_t>(per_sm, (n * 103 / 100 + cap * P - 1) / (cap * P));
     const std::int64_t parts = std::min(K * P, (n + 31) / 32);
     EXPECT_EQ(p["parts"], std::to_string(parts)) << bytes;
@@ -53,6 +74,31 @@ TEST(Ehyb, PartsAndWindowFromEquationsOneAndTwo) {
     EXPECT_EQ(p["partitioner"], "contiguous");
     EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.0));
   }
+}
+
+// Parts per SM set the window and, on the CUDA path, the threads a part
+// gets (1024 for one or two, 512 for four, 256 for eight): every block
+// size, with and without extra rows, in both orders.
+TEST(Ehyb, EveryPartsPerSmAndBlockSize) {
+  const auto a = generate<double>("lap3d:24");
+  const auto irregular = generate<double>("uniform:9000:2:40");
+  for (int per_sm : {1, 2, 4, 8})
+    for (auto order : {OutputOrder::Caller, OutputOrder::Internal}) {
+      ConvertOptions o;
+      o.ehyb_min_parts_per_sm = per_sm;
+      o.output_order = order;
+      o.partitioner = Partitioner::Contiguous;
+      const auto m = Matrix<double>::convert(a, Format::Ehyb, o);
+      if (!detail::is_host_space<Space>()) EXPECT_EQ(props(m)["parts_per_sm"], std::to_string(per_sm));
+      const std::string what = "parts per SM " + std::to_string(per_sm);
+      if (order == OutputOrder::Caller) {
+        expect_matches(a, o, what);
+        expect_matches(irregular, o, what + " (irregular)");
+      } else {
+        expect_internal_order_matches(a, o, what);
+        expect_internal_order_matches(irregular, o, what + " (irregular)");
+      }
+    }
 }
 
 TEST(Ehyb, NothingInPartAndEverythingInPart) {
@@ -154,20 +200,7 @@ TEST(Ehyb, InternalOrderKeepsXAndYPermuted) {
   o.output_order = OutputOrder::Internal;
   for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
     o.kernel = k;
-    const auto f = to_ehyb<double, Space>(a, o);
-    auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
-    std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
-    validate_permutation(perm, a.nrows);
-    const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 5);
-    std::vector<double> yref(static_cast<std::size_t>(a.nrows));
-    reference_spmv(1.0, a, x, 0.0, yref);
-    std::vector<double> xi(x.size());
-    for (ordinal_t i = 0; i < a.nrows; ++i) xi[i] = x[perm[i]];
-    auto dx = detail::upload<double, Space::memory_space>(xi, "x");
-    Kokkos::View<double*, Space::memory_space> dy("y", a.nrows);
-    spmv(Space(), 1.0, f, dx, 0.0, dy);
-    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
-    for (ordinal_t i = 0; i < a.nrows; ++i) ASSERT_NEAR(hy(i), yref[perm[i]], 1e-12 * (1 + std::fabs(yref[perm[i]])));
+    expect_internal_order_matches(a, o, "kernel path " + std::to_string(int(k)));
   }
 }
 
@@ -218,8 +251,9 @@ TEST(Ehyb, InlineAndSeparateExtraRows) {
 }
 
 // ErLayout::Auto: inline where rows' outside counts are even (a stencil),
-// separate where a few rows with very many outside entries would widen
-// nearly every slice's inline segment.
+// separate where each part has only two or three rows with very many
+// outside entries: even sorted into one slice (outside count first), they
+// widen that slice's inline segment for all 32 lanes.
 TEST(Ehyb, AutoExtraRowLayoutWeighsPadding) {
   auto layout_of = [](const HostCsr<double>& a) {
     const auto o = small_windows(2048, KernelPath::Portable, Partitioner::Contiguous);
@@ -233,10 +267,37 @@ TEST(Ehyb, AutoExtraRowLayoutWeighsPadding) {
   for (int i = 0; i < n; ++i) {
     const int part_begin = i / 256 * 256;  // the contiguous parts of 2048-byte windows
     for (int k = 0; k <= (i * 7) % 20; ++k) c.add(i, part_begin + (i + k) % 256, 1.0 + k);
-    if (i % 37 == 0)
+    if (i % 97 == 0)
       for (int k = 0; k < 150; ++k) c.add(i, (part_begin + 1024 + 13 * k) % n, 0.5);
   }
   EXPECT_EQ(layout_of(to_csr(c)), "separate");
+}
+
+// Parts leave Algorithm 1's row order where another order moves fewer
+// inline bytes (rows with many extra entries share a slice), never with
+// separate ER, never where no order pads less; results unchanged.
+TEST(Ehyb, RowOrderWherePaddingShrinks) {
+  // Enough rows for parts of several slices on a 132-SM device too.
+  const int n = 40960;
+  HostCoo<double> c(n, n);
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k <= (i * 7) % 12; ++k) c.add(i, std::min(n - 1, i + k), 1.0 + k);
+    if (i % 5 == 0)  // every fifth row: 8 entries far away, outside any part
+      for (int k = 0; k < 8; ++k) c.add(i, (i + n / 2 + 7 * k) % n, 0.25);
+  }
+  const auto a = to_csr(c);
+  auto o = small_windows(2048, KernelPath::Auto, Partitioner::Contiguous);
+  const auto m = Matrix<double>::convert(a, Format::Ehyb, o);
+  const auto p = props(m);
+  EXPECT_GT(2 * std::stoi(p.at("parts_reordered")), std::stoi(p.at("parts"))) << p.at("parts");
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.5));
+  o.ehyb_er = ErLayout::Separate;
+  const auto sep = Matrix<double>::convert(a, Format::Ehyb, o);
+  EXPECT_EQ(props(sep)["parts_reordered"], "0");
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, sep, 1.0, 0.5));
+  o.ehyb_er = ErLayout::Auto;
+  EXPECT_EQ(props(Matrix<double>::convert(generate<double>("lap1d:40960"), Format::Ehyb, o))["parts_reordered"],
+            "0");  // two boundary rows a part: the in-part order pads no more
 }
 
 TEST(Ehyb, OptionErrors) {

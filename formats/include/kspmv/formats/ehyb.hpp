@@ -31,6 +31,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "kspmv/config.hpp"
@@ -54,6 +55,8 @@ struct EhybReport {
   int k = 1;                // K of eq. (1)
   int parts = 0;            // K * P (fewer for tiny matrices: >= 32 rows a part)
   int window_rows = 0;      // the largest part: the x window of eq. (2)
+  int parts_per_sm = 1;     // parts an SM holds at once (the window's share of its scratch)
+  int parts_reordered = 0;  // parts whose rows left Algorithm 1's order (fewer inline bytes)
   std::int64_t shared_bytes = 0;  // the scratch a part's window may take
   std::int64_t ell_nnz = 0, er_nnz = 0, ell_slots = 0, er_slots = 0;
   std::int64_t er_rows = 0;
@@ -169,17 +172,21 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   // that should share an SM (ehyb_min_parts_per_sm) so their blocks are
   // resident together.
   const int per_sm = detail::is_host_space<ExecSpace>() ? 1 : std::max(1, opt.ehyb_min_parts_per_sm);
+  rep.parts_per_sm = per_sm;
   rep.shared_bytes = opt.ehyb_shared_bytes > 0 ? opt.ehyb_shared_bytes : limit / per_sm;
   const std::int64_t cap = std::min<std::int64_t>(rep.shared_bytes / tau, 65535);  // 0xFFFF marks padding
   if (cap < 32) throw InvalidArgumentError("ehyb: the x window must hold at least 32 values");
   rep.processors = std::max(1, fig.processors);
   // Eq. (1): the smallest K with n * tau / (K * P) below the scratch size,
   // with METIS' 3% imbalance allowed for; no part smaller than a slice.
-  // On the device the window is sized for ehyb_min_parts_per_sm (4) blocks
+  // On the device the window is sized for ehyb_min_parts_per_sm (2) blocks
   // per SM and K is at least that: with the paper's K each SM ran one block
   // whose window load and slice work could not overlap another block's
-  // (measured on the H100: 0.5x of CSR on stencils). ehyb_min_parts_per_sm
-  // = 1 gives the paper's eqs. (1)-(2) exactly.
+  // (measured on the H100: 0.5x of CSR on stencils). Two parts of 1024
+  // threads measured 2-7% faster than four of 512 on the FEM matrices (more
+  // entries in-part, the same occupancy) and eight of 256 slower
+  // (docs/PERFORMANCE.md, session 8). ehyb_min_parts_per_sm = 1 gives the
+  // paper's eqs. (1)-(2) exactly.
   const std::int64_t n = a.nrows;
   std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * rep.processors - 1) / (cap * rep.processors));
   K = std::max<std::int64_t>(K, per_sm);
@@ -223,14 +230,62 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   }
   // Inside each part: descending in-part count (Algorithm 1), then
   // descending count outside the part (so inline ER segments pad little);
-  // ties keep the part's order.
+  // ties keep the part's order. Where ER may be inline, a part takes
+  // instead whichever of three other orders moves fewer bytes, since every
+  // lane of a slice pays both of its widths: outside count first (rows
+  // with as many extra entries share a slice), total length first, or
+  // outside count in classes (0, 1-2, 3-4, 5-8, 9+) and then in-part count.
+  // Matrix bytes a nonzero on 264 parts: bracket P1 11.5 -> 10.95, pipe P2
+  // 13.1 -> 12.2 (CSR: 12.3 and 12.1).
   auto outside = [&](ordinal_t o) { return is_long[o] ? std::int64_t(0) : a.row_length(o) - in_part[o]; };
+  auto outside_class = [&](ordinal_t o) {
+    const std::int64_t e = outside(o);
+    return e == 0 ? 0 : e <= 2 ? 1 : e <= 4 ? 2 : e <= 8 ? 3 : 4;
+  };
+  using Key = std::function<std::pair<std::int64_t, std::int64_t>(ordinal_t)>;  // sorted descending
+  const Key keys[] = {
+      [&](ordinal_t o) { return std::make_pair(in_part[o], outside(o)); },  // Algorithm 1 (first)
+      [&](ordinal_t o) { return std::make_pair(outside(o), in_part[o]); },
+      [&](ordinal_t o) { return std::make_pair(in_part[o] + outside(o), outside(o)); },
+      [&](ordinal_t o) { return std::make_pair(std::int64_t(outside_class(o)), in_part[o]); }};
+  // Bytes of a part's slices with inline ER: every lane pays its slice's
+  // widths.
+  auto inline_bytes_of = [&](const ordinal_t* first, const ordinal_t* last) {
+    double b = 0;
+    for (const ordinal_t* r = first; r < last; r += 32) {
+      std::int64_t w = 0, ew = 0;
+      for (const ordinal_t* i = r; i < std::min(r + 32, last); ++i) {
+        w = std::max(w, in_part[*i]);
+        ew = std::max(ew, outside(*i));
+      }
+      b += 32.0 * (double(w) * (tau + 2) + double(ew) * (tau + 4));
+    }
+    return b;
+  };
   std::vector<ordinal_t> new_to_old = part.new_to_old;
-  for (int q = 0; q < rep.parts; ++q)
-    std::stable_sort(new_to_old.begin() + part.part_start[q], new_to_old.begin() + part.part_start[q + 1],
-                     [&](ordinal_t u, ordinal_t v) {
-                       return in_part[u] != in_part[v] ? in_part[u] > in_part[v] : outside(u) > outside(v);
-                     });
+  std::vector<ordinal_t> alt;
+  for (int q = 0; q < rep.parts; ++q) {
+    ordinal_t* first = new_to_old.data() + part.part_start[q];
+    ordinal_t* last = new_to_old.data() + part.part_start[q + 1];
+    auto sort_by = [](ordinal_t* b, ordinal_t* e, const Key& key) {
+      std::stable_sort(b, e, [&](ordinal_t u, ordinal_t v) { return key(u) > key(v); });
+    };
+    sort_by(first, last, keys[0]);
+    if (opt.ehyb_er == ErLayout::Separate) continue;
+    double best = inline_bytes_of(first, last);
+    bool changed = false;
+    for (std::size_t k = 1; k < std::size(keys); ++k) {
+      alt.assign(first, last);
+      sort_by(alt.data(), alt.data() + alt.size(), keys[k]);
+      const double b = inline_bytes_of(alt.data(), alt.data() + alt.size());
+      if (b < best) {
+        best = b;
+        std::copy(alt.begin(), alt.end(), first);
+        changed = true;
+      }
+    }
+    rep.parts_reordered += changed;
+  }
   // ER rows: those with entries outside their part, most such entries
   // first (the order the paper's separate layout slices them in).
   std::vector<std::pair<ordinal_t, std::int64_t>> er_rows;
@@ -422,7 +477,8 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && contiguous(x, y))
-      return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, A.report.window_rows, A.part_start.data(),
+      return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, cuda::ehyb_block_for(A.report.parts_per_sm),
+                             A.report.window_rows, A.part_start.data(),
                              A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
                              A.ell_val.data(), A.er_inline, A.er_slices, static_cast<int>(A.report.er_rows),
                              A.er_width.data(), A.er_offset.data(), A.er_col.data(), A.er_val.data(), A.er_y.data(),

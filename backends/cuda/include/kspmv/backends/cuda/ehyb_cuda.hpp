@@ -9,15 +9,23 @@
 // atomics touch y, so results are the same bits on every run.
 #pragma once
 
+#include <type_traits>
+
 #include "kspmv/backends/cuda/common.hpp"
 
 namespace kspmv {
 namespace cuda {
 
-constexpr int ehyb_block = 512;
+// Threads a part's block runs: 2048 / parts per SM, so that the parts an
+// SM holds fill its 2048 threads (32 registers a thread).
+inline int ehyb_block_for(int parts_per_sm) {
+  int b = 1024;
+  while (b > 256 && b * parts_per_sm > 2048) b /= 2;
+  return b;
+}
 
-template <class Scalar>
-__global__ void __launch_bounds__(ehyb_block)
+template <class Scalar, int Block>
+__global__ void __launch_bounds__(Block, 2048 / Block)
     ehyb_ell_kernel(const int* __restrict__ part_start, const int* __restrict__ part_slice,
                     const int* __restrict__ width, const int* __restrict__ offset,
                     const unsigned short* __restrict__ col, const Scalar* __restrict__ val,
@@ -30,9 +38,9 @@ __global__ void __launch_bounds__(ehyb_block)
   __shared__ int next_slice;
   const int q = blockIdx.x;
   const int ps = ldg(part_start + q), pe = ldg(part_start + q + 1);
-  for (int i = threadIdx.x; i < pe - ps; i += ehyb_block) xw[i] = ldg(x + (new_to_old ? ld_stream(new_to_old + ps + i) : ps + i));
+  for (int i = threadIdx.x; i < pe - ps; i += Block) xw[i] = ldg(x + (new_to_old ? ld_stream(new_to_old + ps + i) : ps + i));
   const int s0 = ldg(part_slice + q), s1 = ldg(part_slice + q + 1);
-  constexpr int warps = ehyb_block / 32;
+  constexpr int warps = Block / 32;
   if (threadIdx.x == 0) next_slice = s0 + warps;
   __syncthreads();
   const int lane = threadIdx.x & 31;
@@ -77,24 +85,31 @@ __global__ void __launch_bounds__(256)
 }
 
 template <class Scalar>
-void ehyb_spmv(cudaStream_t stream, int parts, int window_rows, const int* part_start, const int* part_slice,
+void ehyb_spmv(cudaStream_t stream, int parts, int block, int window_rows, const int* part_start, const int* part_slice,
                const int* width, const int* offset, const unsigned short* col, const Scalar* val, bool er_inline,
                int er_slices,
                int er_rows, const int* er_width, const int* er_offset, const int* er_col, const Scalar* er_val,
                const int* er_y, const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   const int shared = window_rows * static_cast<int>(sizeof(Scalar));
-  // Above 48 KB a kernel must opt in to its dynamic shared memory.
-  static int opted = 48 * 1024;
-  if (shared > opted) {
-    check(cudaFuncSetAttribute(ehyb_ell_kernel<Scalar>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared),
-          "kspmv::cuda::ehyb_ell_kernel shared memory");
-    opted = shared;
-  }
-  if (parts > 0) {
-    ehyb_ell_kernel<Scalar><<<parts, ehyb_block, shared, stream>>>(
-        part_start, part_slice, width, offset, col, val, er_inline ? er_width : nullptr, er_offset, er_col, er_val,
-        new_to_old, alpha, x, beta, y);
+  // One opt-in record per block size: each is its own kernel.
+  auto launch = [&](auto threads) {
+    constexpr int B = decltype(threads)::value;
+    // Above 48 KB a kernel must opt in to its dynamic shared memory.
+    static int opted = 48 * 1024;
+    if (shared > opted) {
+      check(cudaFuncSetAttribute(ehyb_ell_kernel<Scalar, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared),
+            "kspmv::cuda::ehyb_ell_kernel shared memory");
+      opted = shared;
+    }
+    ehyb_ell_kernel<Scalar, B><<<parts, B, shared, stream>>>(part_start, part_slice, width, offset, col, val,
+                                                             er_inline ? er_width : nullptr, er_offset, er_col,
+                                                             er_val, new_to_old, alpha, x, beta, y);
     check_launch("kspmv::cuda::ehyb_ell_kernel");
+  };
+  if (parts > 0) {
+    if (block >= 1024) launch(std::integral_constant<int, 1024>{});
+    else if (block >= 512) launch(std::integral_constant<int, 512>{});
+    else launch(std::integral_constant<int, 256>{});
   }
   if (er_slices > 0) {
     ehyb_er_kernel<Scalar><<<blocks_for(static_cast<long>(er_slices) * 32, 256), 256, 0, stream>>>(
