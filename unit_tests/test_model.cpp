@@ -126,6 +126,8 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.efficiency_l2["ell"] = 2.5;
   hw.efficiency_l2_irregular["ell"] = 0.5;
   hw.fixed_us["coo"] = 9.5;
+  hw.chain_ns["pellr"] = 80;
+  hw.chain_dram_ns["jad"] = 350;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
   write_calibration(path, hw);
   const auto back = read_calibration(path);
@@ -137,10 +139,13 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.efficiency_l2.at("ell"), 2.5);
   EXPECT_DOUBLE_EQ(back.efficiency_l2_irregular.at("ell"), 0.5);
   EXPECT_EQ(back.efficiency.count("ell"), 0u);
+  EXPECT_DOUBLE_EQ(back.chain_ns.at("pellr"), 80);
+  EXPECT_DOUBLE_EQ(back.chain_dram_ns.at("jad"), 350);
+  EXPECT_EQ(back.chain_ns.count("jad"), 0u);
   EXPECT_TRUE(back.calibrated);
   for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
                           "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n", "efficiency_l2.nonsense = 1\n",
-                          "efficiency_l2_irregular.ell = x\n"}) {
+                          "efficiency_l2_irregular.ell = x\n", "chain_ns.nonsense = 1\n", "chain_dram_ns.ell = x\n"}) {
     std::ofstream(path) << bad;
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
@@ -149,7 +154,7 @@ TEST(Calibration, FileRoundTripAndErrors) {
 
 // The fixed part of an estimate: launches * launch_us uncalibrated; the
 // format's tiny-matrix time once calibrated, plus a launch for each launch
-// the tiny matrix did not need (HYB's COO part).
+// the tiny matrix did not need, or for HYB's COO part COO's own fixed cost.
 TEST(Model, FixedCostFromCalibration) {
   ModelHardware hw;
   hw.launch_us = 3;
@@ -157,8 +162,10 @@ TEST(Model, FixedCostFromCalibration) {
   hw.fixed_us["hyb"] = 4;
   hw.fixed_us["coo"] = 7;
   EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 1), 4e-6);
-  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 3), 10e-6);
-  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Coo, 2), 7e-6);  // measured with its two launches
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 3), 11e-6);  // ELL's 4 + the COO SpMV's 7
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Coo, 2), 7e-6);   // measured with its two launches
+  hw.fixed_us["ehyb"] = 5;
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Ehyb, 2), 8e-6);  // a separate extra-row pass: one launch
   EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Dia, 1), 3e-6);  // not calibrated: one launch
   // estimate() adds it to the traffic (or chain) time: a matrix of two rows
   // is all fixed cost but a two-entry chain of 25 ns each.
@@ -166,6 +173,37 @@ TEST(Model, FixedCostFromCalibration) {
   const auto s = pattern_stats(generate<double>("lap1d:2"), 8, 64);
   const auto e = estimate(Format::Hyb, s, 8, hw);
   EXPECT_NEAR(e.seconds, 4e-6 + 50e-9, 1e-12);
+}
+
+// A format's own chain cost per element, within L2 and past it, replaces
+// serial_ns; formats without one keep it.
+TEST(Model, ChainCostPerFormatAndRegime) {
+  ModelHardware hw;
+  hw.bandwidth_gbs = 1e6;  // traffic ~free: the chain sets the time
+  hw.l2_bytes = 50'000'000;
+  hw.serial_ns = 10;
+  hw.fixed_us["pellr"] = 1;
+  hw.fixed_us["jad"] = 1;
+  hw.chain_ns["pellr"] = 100;
+  hw.chain_dram_ns["pellr"] = 400;
+  // One row of 1000 entries beside short ones: a 1000-element chain.
+  HostCoo<double> c(5000, 5000);
+  for (int j = 0; j < 1000; ++j) c.add(0, j, 1.0);
+  for (int i = 1; i < 5000; ++i) c.add(i, i, 1.0);
+  const auto small = pattern_stats(to_csr(c), 8, 64);
+  for (Format f : {Format::Pellr, Format::Jad}) {
+    const auto e = estimate(f, small, 8, hw);
+    EXPECT_DOUBLE_EQ(e.chain_elements, 1000) << format_name(f);
+    const double ns = f == Format::Pellr ? 100 : 10;
+    EXPECT_NEAR(e.chain_seconds, 1000 * ns * 1e-9, 1e-15) << format_name(f);
+    EXPECT_NEAR(e.seconds, 1e-6 + e.chain_seconds, 1e-12) << format_name(f);
+  }
+  // The same matrix judged past L2 (an L2 smaller than its traffic).
+  hw.l2_bytes = 1000;
+  EXPECT_NEAR(estimate(Format::Pellr, small, 8, hw).chain_seconds, 1000 * 400e-9, 1e-15);
+  EXPECT_NEAR(estimate(Format::Jad, small, 8, hw).chain_seconds, 1000 * 10e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(chain_ns_of(hw, Format::Pellr, true), 100);
+  EXPECT_DOUBLE_EQ(chain_ns_of(hw, Format::Ell, false), 10);
 }
 
 // Within L2 a calibrated format's own L2 efficiency replaces l2_gain x
@@ -238,7 +276,12 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   // bounded depends on timing, e.g. under sanitizers); every estimate
   // stays finite.
   EXPECT_FALSE(hw.efficiency.empty() && hw.efficiency_irregular.empty());
-  for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular, &hw.efficiency_l2, &hw.efficiency_l2_irregular})
+  // The chain matrices give thread-per-row formats chains of 128 and 1024
+  // elements: csr-scalar, at least, gets its own figure in both regimes.
+  EXPECT_TRUE(hw.chain_ns.count("csr-scalar"));
+  EXPECT_TRUE(hw.chain_dram_ns.count("csr-scalar"));
+  for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular, &hw.efficiency_l2, &hw.efficiency_l2_irregular,
+                        &hw.chain_ns, &hw.chain_dram_ns})
     for (const auto& [name, e] : *m) {
       EXPECT_NO_THROW(parse_format(name));
       EXPECT_GT(e, 0) << name;

@@ -65,9 +65,21 @@ int tiny_launches(Format f) {
 double fixed_seconds(const ModelHardware& hw, Format f, int launches) {
   const auto it = hw.fixed_us.find(format_name(f));
   if (it == hw.fixed_us.end() || it->second <= 0) return launches * hw.launch_us * 1e-6;
-  // Launches beyond those measured on the tiny matrix (HYB's COO part,
-  // EHYB's separate extra-row pass) cost a launch each.
-  return (it->second + std::max(0, launches - tiny_launches(f)) * hw.launch_us) * 1e-6;
+  // Launches beyond those measured on the tiny matrix (EHYB's separate
+  // extra-row pass) cost a launch each; HYB's COO part is a whole COO SpMV
+  // (its segmented reduction and carries), so it costs COO's fixed cost.
+  double extra = std::max(0, launches - tiny_launches(f)) * hw.launch_us;
+  if (f == Format::Hyb && extra > 0) {
+    const auto coo = hw.fixed_us.find(format_name(Format::Coo));
+    if (coo != hw.fixed_us.end() && coo->second > 0) extra = coo->second;
+  }
+  return (it->second + extra) * 1e-6;
+}
+
+double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2) {
+  const auto& m = in_l2 ? hw.chain_ns : hw.chain_dram_ns;
+  const auto it = m.find(format_name(f));
+  return it != m.end() && it->second > 0 ? it->second : hw.serial_ns;
 }
 
 namespace {
@@ -94,7 +106,7 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.rows = row_length_stats(s.lengths, a.ncols);
   s.alpha = x_reuse_alpha(a, {}, scalar_bytes);
   std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
-  std::int64_t in = 0;
+  std::int64_t in = 0, in_packet = 0;
   s.ehyb_window = std::max<std::int64_t>(1, ehyb_window);
   for (ordinal_t i = 0; i < a.nrows; ++i)
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
@@ -104,12 +116,14 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
         ++s.diagonals;
       }
       if (i / s.ehyb_window == a.col_idx[k] / s.ehyb_window) ++in;
+      if (i / kPktPacketRows == a.col_idx[k] / kPktPacketRows) ++in_packet;
     }
   s.ehyb_in_part = a.nnz() ? double(in) / double(a.nnz()) : 1.0;
+  s.pkt_in_packet = a.nnz() ? double(in_packet) / double(a.nnz()) : 1.0;
   return s;
 }
 std::int64_t model_ehyb_window(std::int64_t nrows, const ModelHardware& hw) {
-  const std::int64_t p = std::max(1, hw.processors);
+  const std::int64_t p = std::max(1, hw.processors) * std::int64_t(std::max(1, ConvertOptions{}.ehyb_min_parts_per_sm));
   return std::max<std::int64_t>(32, (nrows + p - 1) / p);
 }
 
@@ -212,15 +226,22 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       e.note = "K=" + std::to_string(K);
       break;
     }
-    case Format::Pkt:
+    case Format::Pkt: {
       // Rough: packets as CSR-like traffic with 4-byte packed indices, x and
-      // y gathered and scattered once; the remainder is COO.
-      bytes = (tau + kIndex) * nnz + 4 * tau * n + x * (1 - s.ehyb_in_part);
+      // y gathered and scattered once; the remainder is COO. A block per
+      // packet of up to 1024 rows (contiguous here; METIS does better), 512
+      // threads where packets are fewer than two an SM, else 128 (pkt.hpp):
+      // a thread walks its share of the packet's entries.
+      const double packets = std::ceil(n / double(kPktPacketRows));
+      const double threads = packets < 2.0 * hw.processors ? 512 : 128;
+      bytes = (tau + kIndex) * nnz + 4 * tau * n + x * (1 - s.pkt_in_packet);
       e.storage_bytes = (tau + kIndex) * nnz * 1.3;
       e.launches = 5;
       e.feasible = s.rows.nrows == s.rows.ncols;
+      chain_elems = std::ceil(nnz * s.pkt_in_packet / (packets * threads));
       e.note = "rough";
       break;
+    }
     case Format::EvcHyb: {
       // The conversion's arithmetic on the sorted lengths, with its auto
       // split and lanes (to_evc_hyb) for a device of processors x 2048
@@ -271,7 +292,8 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
   const double cv = s.rows.mean > 0 ? s.rows.stddev / s.rows.mean : 0.0;
   const double bw = hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, f, cv, in_l2);
-  e.chain_seconds = chain_elems * hw.serial_ns * 1e-9;
+  e.chain_elements = chain_elems;
+  e.chain_seconds = chain_elems * chain_ns_of(hw, f, in_l2) * 1e-9;
   // The longest serial chain bounds the time from below; it does not add to
   // the traffic, which the other lanes move meanwhile.
   e.seconds = fixed_seconds(hw, f, e.launches) + std::max(bytes / bw, e.chain_seconds);
@@ -444,6 +466,12 @@ ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
     } else if (k.rfind("efficiency_l2_irregular.", 0) == 0) {
       parse_format(k.substr(24));
       hw.efficiency_l2_irregular[k.substr(24)] = d;
+    } else if (k.rfind("chain_ns.", 0) == 0) {
+      parse_format(k.substr(9));
+      hw.chain_ns[k.substr(9)] = d;
+    } else if (k.rfind("chain_dram_ns.", 0) == 0) {
+      parse_format(k.substr(14));
+      hw.chain_dram_ns[k.substr(14)] = d;
     } else
       throw ParseError(path, lineno, "unknown key '" + k + "'");
   }
@@ -466,6 +494,8 @@ void write_calibration(const std::string& path, const ModelHardware& hw) {
   for (const auto& [k, v] : hw.efficiency_irregular) out << "efficiency_irregular." << k << " = " << v << "\n";
   for (const auto& [k, v] : hw.efficiency_l2) out << "efficiency_l2." << k << " = " << v << "\n";
   for (const auto& [k, v] : hw.efficiency_l2_irregular) out << "efficiency_l2_irregular." << k << " = " << v << "\n";
+  for (const auto& [k, v] : hw.chain_ns) out << "chain_ns." << k << " = " << v << "\n";
+  for (const auto& [k, v] : hw.chain_dram_ns) out << "chain_dram_ns." << k << " = " << v << "\n";
 }
 
 namespace {

@@ -2,7 +2,8 @@
 // the paper"): a few timed SpMVs on the device under a time budget fit the
 // launch cost, each format's fixed cost (its time on a tiny matrix), each
 // format's bandwidth efficiency past L2 and within it, the L2 gain and the
-// cost of a lane's serial chain. The result can be written to a calibration file
+// cost of a lane's serial chain (one figure, then each format's own within
+// L2 and past it). The result can be written to a calibration file
 // (kspmv calibrate) and handed to set_default_model() / $KSPMV_CALIBRATION.
 #pragma once
 
@@ -138,6 +139,107 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     const double t = time_of(a, Format::CsrScalar, {});
     hw.serial_ns = std::max(0.1, (t - hw.launch_us * 1e-6) / double(len) * 1e9);
     log("serial chain " + std::to_string(hw.serial_ns) + " ns per entry");
+  }
+  // Each format's own cost per element of a lane's serial chain, in the two
+  // regimes where one long row sets the time: one lane walking a row of
+  // 4096 scattered columns alone, beside short rows (4 entries, a narrow
+  // band), with the matrix within L2 (32K rows) and past it (2M rows, the
+  // row's steps then DRAM round trips). A lane striding a column-major
+  // layout (PELLR, JAD) pays a sector a step, a CSR lane walks its own
+  // cache lines. ELL and ELLR cannot hold such a matrix (the long row pads
+  // every slice) and walk PELLR's layout: they take its figure. PKT is
+  // measured on packets of long rows (below); formats that split a row
+  // among lanes (chain below 1000 steps here) keep serial_ns.
+  {
+    Kokkos::Timer stage;
+    const double shrink = std::min(1.0, co.scale * 10);
+    auto long_row_matrix = [&](std::int64_t rows) {
+      const std::int64_t len = std::min<std::int64_t>(rows, std::max<std::int64_t>(1024, 4096 * shrink));
+      HostCsr<Scalar> a(rows, rows);
+      std::vector<ordinal_t> cols;
+      for (std::int64_t j = 0; j < len; ++j) cols.push_back(static_cast<ordinal_t>((j * 1000003) % rows));
+      std::sort(cols.begin(), cols.end());
+      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+      a.col_idx = cols;  // row 0: the long row
+      a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+      a.row_ptr[1] = static_cast<offset_t>(cols.size());
+      for (std::int64_t i = 1; i < rows; ++i) {
+        for (std::int64_t c = std::max<std::int64_t>(0, i - 1); c <= std::min(rows - 1, i + 2); ++c)
+          a.col_idx.push_back(static_cast<ordinal_t>(c));
+        a.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<offset_t>(a.col_idx.size());
+      }
+      a.values.assign(a.col_idx.size(), Scalar(1));
+      return a;
+    };
+    struct Regime {
+      const char* name;
+      std::int64_t rows;
+      std::map<std::string, double>* out;
+    };
+    const Regime regimes[] = {
+        {"within L2", std::max<std::int64_t>(4096, static_cast<std::int64_t>(32768 * shrink)), &hw.chain_ns},
+        {"past L2", std::max<std::int64_t>(4096, static_cast<std::int64_t>(2e6 * co.scale)), &hw.chain_dram_ns}};
+    for (const auto& r : regimes) {
+      const HostCsr<Scalar> a = long_row_matrix(r.rows);
+      const PatternStats s = pattern_stats(a, tau, hw);
+      std::string line = std::string("chain ns per element ") + r.name + ":";
+      for (const auto& d : known_formats()) {
+        if (d.format == Format::Auto || budget.seconds() > co.budget_seconds / 3) continue;
+        const FormatEstimate e = estimate(d.format, s, tau, hw);
+        if (!e.feasible || e.chain_elements < 1000) continue;
+        try {
+          const double t = time_of(a, d.format, {}) - fixed_seconds(hw, d.format, e.launches);
+          if (t <= 0) continue;
+          (*r.out)[d.name] = t / e.chain_elements * 1e9;
+          line += " " + std::string(d.name) + " " + std::to_string((*r.out)[d.name]).substr(0, 6);
+        } catch (const FormatCannotHoldError&) {
+          continue;
+        }
+      }
+      const auto pellr = r.out->find(format_name(Format::Pellr));
+      if (pellr != r.out->end())
+        for (Format f : {Format::Ell, Format::Ellr}) (*r.out)[format_name(f)] = pellr->second;
+      log(line);
+    }
+    // PKT's threads walk a share of their packet rather than one long row:
+    // its figure comes from a few packets of long rows, columns scattered
+    // over a band of 4096 (4096 rows of 192 entries: 4 packets of 512
+    // threads, as on raefsky1). EHYB measured 165 ns there, and its
+    // estimates on the small real matrices went 1.1-1.9x high with it
+    // (docs/PERFORMANCE.md, session 8): it keeps serial_ns.
+    {
+      const std::int64_t rows = std::max<std::int64_t>(1024, static_cast<std::int64_t>(4096 * shrink));
+      HostCsr<Scalar> a(rows, rows);
+      a.col_idx.clear();
+      for (std::int64_t i = 0; i < rows; ++i) {
+        std::vector<ordinal_t> cols;
+        const std::int64_t w = std::min<std::int64_t>(rows, 4096);
+        for (std::int64_t j = 0; j < 192; ++j) cols.push_back(static_cast<ordinal_t>((i - w / 2 + (i * 7 + j * 1000003) % w + rows) % rows));
+        std::sort(cols.begin(), cols.end());
+        cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+        a.col_idx.insert(a.col_idx.end(), cols.begin(), cols.end());
+        a.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<offset_t>(a.col_idx.size());
+      }
+      a.values.assign(a.col_idx.size(), Scalar(1));
+      const PatternStats s = pattern_stats(a, tau, hw);
+      std::string line = "chain ns per element within L2, packets:";
+      for (Format f : {Format::Pkt}) {
+        const FormatEstimate e = estimate(f, s, tau, hw);
+        if (!e.feasible || e.chain_elements < 64 || budget.seconds() > co.budget_seconds / 3) continue;
+        ConvertOptions opt;
+        opt.partitioner = Partitioner::Contiguous;
+        try {
+          const double t = time_of(a, f, opt) - fixed_seconds(hw, f, e.launches);
+          if (t <= 0) continue;
+          hw.chain_ns[format_name(f)] = t / e.chain_elements * 1e9;
+          line += " " + std::string(format_name(f)) + " " + std::to_string(hw.chain_ns[format_name(f)]).substr(0, 6);
+        } catch (const FormatCannotHoldError&) {
+          continue;
+        }
+      }
+      log(line);
+    }
+    log("chain figures took " + std::to_string(stage.seconds()).substr(0, 5) + " s");
   }
   // Efficiencies on two matrices past L2: a 3D stencil (regular rows) and
   // a power-law graph (irregular rows), one efficiency each.

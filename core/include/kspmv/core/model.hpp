@@ -67,6 +67,12 @@ struct ModelHardware {
   // copy bandwidth (measured on a stencil and a power-law graph of about
   // a fifth of L2); where absent, l2_gain x efficiency.
   std::map<std::string, double> efficiency_l2, efficiency_l2_irregular;
+  // Per format name: ns per element of a lane's serial chain while the
+  // matrix fits L2 (many lanes walking long rows at once) and past it (one
+  // lane walking a long row alone, each step a DRAM round trip for the
+  // formats whose lane strides through a column-major layout); serial_ns
+  // where absent.
+  std::map<std::string, double> chain_ns, chain_dram_ns;
   bool calibrated = false;
 };
 
@@ -78,12 +84,15 @@ struct PatternStats {
   std::vector<std::int64_t> lengths;  // row lengths, caller order
   std::int64_t ehyb_window = 0;     // rows per EHYB part assumed
   double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
+  double pkt_in_packet = 0;         // the same for PKT's packets of kPktPacketRows rows
 };
+// The rows of a PKT packet the model assumes (pkt.hpp's default on a GPU).
+constexpr std::int64_t kPktPacketRows = 1024;
 template <class Scalar>
 PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000);
 
-// The rows per EHYB part the model assumes on `hw`: one part per processor,
-// at least a slice.
+// The rows per EHYB part the model assumes on `hw`: ehyb_min_parts_per_sm
+// parts per processor, at least a slice.
 std::int64_t model_ehyb_window(std::int64_t nrows, const ModelHardware& hw);
 template <class Scalar>
 PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const ModelHardware& hw) {
@@ -95,6 +104,7 @@ struct FormatEstimate {
   double seconds = 0;        // traffic model
   double bytes = 0;          // bytes moved per SpMV (model)
   double chain_seconds = 0;  // the longest serial chain of one lane
+  double chain_elements = 0; // its length in elements (the format's own steps)
   double storage_bytes = 0;  // the format's storage (model)
   double padding = 0;        // stored slots / nnz - 1
   int launches = 1;
@@ -131,9 +141,12 @@ std::int64_t paper_hyb_k(const RowLengthStats& s, int scalar_bytes, const ModelH
 // mean inflated by a few long rows would put the best K below E(X)).
 std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHardware& hw);
 
+// ns per chain element of format f (working set within L2 or past it).
+double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2);
+
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
-// efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT and
-// efficiency_l2_irregular.FORMAT.
+// efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
+// efficiency_l2_irregular.FORMAT, chain_ns.FORMAT and chain_dram_ns.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),
