@@ -153,6 +153,20 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   {
     Kokkos::Timer stage;
     const double shrink = std::min(1.0, co.scale * 10);
+    // ns a step of format f on matrix a, into `out`, where its chain has at
+    // least min_elements steps; false where it was not measured.
+    auto fit_chain = [&](Format f, const HostCsr<Scalar>& a, const PatternStats& s, const ConvertOptions& opt,
+                         double min_elements, std::map<std::string, double>& out, std::string& line) {
+      const FormatEstimate e = estimate(f, s, tau, hw);
+      if (!e.feasible || e.chain_elements < min_elements || budget.seconds() > co.budget_seconds / 3) return;
+      try {
+        const double t = time_of(a, f, opt) - fixed_seconds(hw, f, e.launches);
+        if (t <= 0) return;
+        out[format_name(f)] = t / e.chain_elements * 1e9;
+        line += " " + std::string(format_name(f)) + " " + std::to_string(out[format_name(f)]).substr(0, 6);
+      } catch (const FormatCannotHoldError&) {
+      }
+    };
     auto long_row_matrix = [&](std::int64_t rows) {
       const std::int64_t len = std::min<std::int64_t>(rows, std::max<std::int64_t>(1024, 4096 * shrink));
       HostCsr<Scalar> a(rows, rows);
@@ -183,19 +197,8 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       const HostCsr<Scalar> a = long_row_matrix(r.rows);
       const PatternStats s = pattern_stats(a, tau, hw);
       std::string line = std::string("chain ns per element ") + r.name + ":";
-      for (const auto& d : known_formats()) {
-        if (d.format == Format::Auto || budget.seconds() > co.budget_seconds / 3) continue;
-        const FormatEstimate e = estimate(d.format, s, tau, hw);
-        if (!e.feasible || e.chain_elements < 1000) continue;
-        try {
-          const double t = time_of(a, d.format, {}) - fixed_seconds(hw, d.format, e.launches);
-          if (t <= 0) continue;
-          (*r.out)[d.name] = t / e.chain_elements * 1e9;
-          line += " " + std::string(d.name) + " " + std::to_string((*r.out)[d.name]).substr(0, 6);
-        } catch (const FormatCannotHoldError&) {
-          continue;
-        }
-      }
+      for (const auto& d : known_formats())
+        if (d.format != Format::Auto) fit_chain(d.format, a, s, {}, 1000, *r.out, line);
       const auto pellr = r.out->find(format_name(Format::Pellr));
       if (pellr != r.out->end())
         for (Format f : {Format::Ell, Format::Ellr}) (*r.out)[format_name(f)] = pellr->second;
@@ -209,12 +212,12 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     // (docs/PERFORMANCE.md, session 8): it keeps serial_ns.
     {
       const std::int64_t rows = std::max<std::int64_t>(1024, static_cast<std::int64_t>(4096 * shrink));
+      const std::int64_t w = std::min<std::int64_t>(rows, 4096);  // distinct columns: 1000003 is coprime to w
       HostCsr<Scalar> a(rows, rows);
-      a.col_idx.clear();
       for (std::int64_t i = 0; i < rows; ++i) {
         std::vector<ordinal_t> cols;
-        const std::int64_t w = std::min<std::int64_t>(rows, 4096);
-        for (std::int64_t j = 0; j < 192; ++j) cols.push_back(static_cast<ordinal_t>((i - w / 2 + (i * 7 + j * 1000003) % w + rows) % rows));
+        for (std::int64_t j = 0; j < 192; ++j)
+          cols.push_back(static_cast<ordinal_t>((i - w / 2 + (i * 7 + j * 1000003) % w + rows) % rows));
         std::sort(cols.begin(), cols.end());
         cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
         a.col_idx.insert(a.col_idx.end(), cols.begin(), cols.end());
@@ -223,20 +226,9 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       a.values.assign(a.col_idx.size(), Scalar(1));
       const PatternStats s = pattern_stats(a, tau, hw);
       std::string line = "chain ns per element within L2, packets:";
-      for (Format f : {Format::Pkt}) {
-        const FormatEstimate e = estimate(f, s, tau, hw);
-        if (!e.feasible || e.chain_elements < 64 || budget.seconds() > co.budget_seconds / 3) continue;
-        ConvertOptions opt;
-        opt.partitioner = Partitioner::Contiguous;
-        try {
-          const double t = time_of(a, f, opt) - fixed_seconds(hw, f, e.launches);
-          if (t <= 0) continue;
-          hw.chain_ns[format_name(f)] = t / e.chain_elements * 1e9;
-          line += " " + std::string(format_name(f)) + " " + std::to_string(hw.chain_ns[format_name(f)]).substr(0, 6);
-        } catch (const FormatCannotHoldError&) {
-          continue;
-        }
-      }
+      ConvertOptions opt;
+      opt.partitioner = Partitioner::Contiguous;
+      fit_chain(Format::Pkt, a, s, opt, 64, hw.chain_ns, line);
       log(line);
     }
     log("chain figures took " + std::to_string(stage.seconds()).substr(0, 5) + " s");
