@@ -248,19 +248,24 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
       [&](ordinal_t o) { return std::make_pair(outside(o), in_part[o]); },
       [&](ordinal_t o) { return std::make_pair(in_part[o] + outside(o), outside(o)); },
       [&](ordinal_t o) { return std::make_pair(std::int64_t(outside_class(o)), in_part[o]); }};
-  // Bytes of a part's slices with inline ER: every lane pays its slice's
-  // widths.
-  auto inline_bytes_of = [&](const ordinal_t* first, const ordinal_t* last) {
-    double b = 0;
-    for (const ordinal_t* r = first; r < last; r += 32) {
+  // Slots of a part's 32-row slices in a given row order: in-part and
+  // inline ER, every lane paying its slice's widths.
+  auto slice_slots = [&](const ordinal_t* first, const ordinal_t* last) {
+    std::pair<std::int64_t, std::int64_t> slots{0, 0};
+    for (const ordinal_t* r = first; r < last; r += std::min<std::ptrdiff_t>(32, last - r)) {
       std::int64_t w = 0, ew = 0;
       for (const ordinal_t* i = r; i < std::min(r + 32, last); ++i) {
         w = std::max(w, in_part[*i]);
         ew = std::max(ew, outside(*i));
       }
-      b += 32.0 * (double(w) * (tau + 2) + double(ew) * (tau + 4));
+      slots.first += 32 * w;
+      slots.second += 32 * ew;
     }
-    return b;
+    return slots;
+  };
+  auto inline_bytes_of = [&](const ordinal_t* first, const ordinal_t* last) {
+    const auto slots = slice_slots(first, last);
+    return double(slots.first) * (tau + 2) + double(slots.second) * (tau + 4);
   };
   std::vector<ordinal_t> new_to_old = part.new_to_old;
   std::vector<ordinal_t> alt;
@@ -298,11 +303,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   {
     std::int64_t inline_slots = 0, separate_slots = 0;
     for (int q = 0; q < rep.parts; ++q)
-      for (ordinal_t r = part.part_start[q]; r < part.part_start[q + 1]; r += 32) {
-        std::int64_t w = 0;
-        for (ordinal_t i = r; i < std::min(r + 32, part.part_start[q + 1]); ++i) w = std::max(w, outside(new_to_old[i]));
-        inline_slots += 32 * w;
-      }
+      inline_slots += slice_slots(new_to_old.data() + part.part_start[q], new_to_old.data() + part.part_start[q + 1]).second;
     for (std::size_t s = 0; s < er_rows.size(); s += 32) separate_slots += 32 * er_rows[s].second;
     const double inline_bytes = double(inline_slots) * (tau + 4);
     const double separate_bytes = double(separate_slots) * (tau + 4) + double(er_rows.size()) * (4 + 2 * tau);
