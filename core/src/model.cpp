@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -107,6 +108,7 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.alpha = x_reuse_alpha(a, {}, scalar_bytes);
   std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
   std::int64_t in = 0, in_packet = 0;
+  const std::int64_t packet_rows = pkt_default_rows(scalar_bytes);
   s.ehyb_window = std::max<std::int64_t>(1, ehyb_window);
   for (ordinal_t i = 0; i < a.nrows; ++i)
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
@@ -116,7 +118,7 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
         ++s.diagonals;
       }
       if (i / s.ehyb_window == a.col_idx[k] / s.ehyb_window) ++in;
-      if (i / kPktPacketRows == a.col_idx[k] / kPktPacketRows) ++in_packet;
+      if (i / packet_rows == a.col_idx[k] / packet_rows) ++in_packet;
     }
   s.ehyb_in_part = a.nnz() ? double(in) / double(a.nnz()) : 1.0;
   s.pkt_in_packet = a.nnz() ? double(in_packet) / double(a.nnz()) : 1.0;
@@ -229,11 +231,10 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     case Format::Pkt: {
       // Rough: packets as CSR-like traffic with 4-byte packed indices, x and
       // y gathered and scattered once; the remainder is COO. A block per
-      // packet of up to 1024 rows (contiguous here; METIS does better), 512
-      // threads where packets are fewer than two an SM, else 128 (pkt.hpp):
-      // a thread walks its share of the packet's entries.
-      const double packets = std::ceil(n / double(kPktPacketRows));
-      const double threads = packets < 2.0 * hw.processors ? 512 : 128;
+      // packet of pkt_default_rows (contiguous here; METIS does better) and
+      // pkt_gpu_threads: a thread walks its share of the packet's entries.
+      const double packets = std::ceil(n / double(pkt_default_rows(tau)));
+      const double threads = pkt_gpu_threads(static_cast<std::int64_t>(packets), hw.processors);
       bytes = (tau + kIndex) * nnz + 4 * tau * n + x * (1 - s.pkt_in_packet);
       e.storage_bytes = (tau + kIndex) * nnz * 1.3;
       e.launches = 5;
@@ -415,6 +416,20 @@ std::int64_t model_hyb_k(const PatternStats& s, int tau, const ModelHardware& hw
 
 // --- Calibration files -----------------------------------------------------
 
+namespace {
+// The per-format figures: "PREFIX.FORMAT = value" lines, in the order a
+// calibration file lists them.
+using FormatFigures = std::map<std::string, double> ModelHardware::*;
+constexpr std::pair<const char*, FormatFigures> kFormatKeys[] = {
+    {"fixed_us.", &ModelHardware::fixed_us},
+    {"efficiency.", &ModelHardware::efficiency},
+    {"efficiency_irregular.", &ModelHardware::efficiency_irregular},
+    {"efficiency_l2.", &ModelHardware::efficiency_l2},
+    {"efficiency_l2_irregular.", &ModelHardware::efficiency_l2_irregular},
+    {"chain_ns.", &ModelHardware::chain_ns},
+    {"chain_dram_ns.", &ModelHardware::chain_dram_ns}};
+}  // namespace
+
 ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read calibration file " + path);
@@ -451,29 +466,14 @@ ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
     else if (k == "launch_us") hw.launch_us = d;
     else if (k == "l2_gain") hw.l2_gain = d;
     else if (k == "serial_ns") hw.serial_ns = d;
-    else if (k.rfind("fixed_us.", 0) == 0) {
-      parse_format(k.substr(9));
-      hw.fixed_us[k.substr(9)] = d;
-    } else if (k.rfind("efficiency.", 0) == 0) {
-      parse_format(k.substr(11));  // unknown names are errors
-      hw.efficiency[k.substr(11)] = d;
-    } else if (k.rfind("efficiency_irregular.", 0) == 0) {
-      parse_format(k.substr(21));
-      hw.efficiency_irregular[k.substr(21)] = d;
-    } else if (k.rfind("efficiency_l2.", 0) == 0) {
-      parse_format(k.substr(14));
-      hw.efficiency_l2[k.substr(14)] = d;
-    } else if (k.rfind("efficiency_l2_irregular.", 0) == 0) {
-      parse_format(k.substr(24));
-      hw.efficiency_l2_irregular[k.substr(24)] = d;
-    } else if (k.rfind("chain_ns.", 0) == 0) {
-      parse_format(k.substr(9));
-      hw.chain_ns[k.substr(9)] = d;
-    } else if (k.rfind("chain_dram_ns.", 0) == 0) {
-      parse_format(k.substr(14));
-      hw.chain_dram_ns[k.substr(14)] = d;
-    } else
-      throw ParseError(path, lineno, "unknown key '" + k + "'");
+    else {
+      const auto it = std::find_if(std::begin(kFormatKeys), std::end(kFormatKeys),
+                                   [&](const auto& key) { return k.rfind(key.first, 0) == 0; });
+      if (it == std::end(kFormatKeys)) throw ParseError(path, lineno, "unknown key '" + k + "'");
+      const std::string format = k.substr(std::strlen(it->first));
+      parse_format(format);  // unknown format names are errors
+      (hw.*(it->second))[format] = d;
+    }
   }
   hw.calibrated = true;
   return hw;
@@ -489,13 +489,8 @@ void write_calibration(const std::string& path, const ModelHardware& hw) {
       << "\nbus_width_bits = " << hw.bus_width_bits << "\ncore_clock_ghz = " << hw.core_clock_ghz
       << "\npcie_gbs = " << hw.pcie_gbs << "\nlaunch_us = " << hw.launch_us << "\nl2_gain = " << hw.l2_gain
       << "\nserial_ns = " << hw.serial_ns << "\n";
-  for (const auto& [k, v] : hw.fixed_us) out << "fixed_us." << k << " = " << v << "\n";
-  for (const auto& [k, v] : hw.efficiency) out << "efficiency." << k << " = " << v << "\n";
-  for (const auto& [k, v] : hw.efficiency_irregular) out << "efficiency_irregular." << k << " = " << v << "\n";
-  for (const auto& [k, v] : hw.efficiency_l2) out << "efficiency_l2." << k << " = " << v << "\n";
-  for (const auto& [k, v] : hw.efficiency_l2_irregular) out << "efficiency_l2_irregular." << k << " = " << v << "\n";
-  for (const auto& [k, v] : hw.chain_ns) out << "chain_ns." << k << " = " << v << "\n";
-  for (const auto& [k, v] : hw.chain_dram_ns) out << "chain_dram_ns." << k << " = " << v << "\n";
+  for (const auto& [prefix, figures] : kFormatKeys)
+    for (const auto& [k, v] : hw.*figures) out << prefix << k << " = " << v << "\n";
 }
 
 namespace {

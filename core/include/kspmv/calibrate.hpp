@@ -167,23 +167,31 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       } catch (const FormatCannotHoldError&) {
       }
     };
-    auto long_row_matrix = [&](std::int64_t rows) {
-      const std::int64_t len = std::min<std::int64_t>(rows, std::max<std::int64_t>(1024, 4096 * shrink));
+    // A square pattern of ones, row i's columns from cols_of(i, cols)
+    // (sorted and made unique here).
+    auto pattern = [](std::int64_t rows, const std::function<void(std::int64_t, std::vector<ordinal_t>&)>& cols_of) {
       HostCsr<Scalar> a(rows, rows);
       std::vector<ordinal_t> cols;
-      for (std::int64_t j = 0; j < len; ++j) cols.push_back(static_cast<ordinal_t>((j * 1000003) % rows));
-      std::sort(cols.begin(), cols.end());
-      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-      a.col_idx = cols;  // row 0: the long row
-      a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
-      a.row_ptr[1] = static_cast<offset_t>(cols.size());
-      for (std::int64_t i = 1; i < rows; ++i) {
-        for (std::int64_t c = std::max<std::int64_t>(0, i - 1); c <= std::min(rows - 1, i + 2); ++c)
-          a.col_idx.push_back(static_cast<ordinal_t>(c));
+      for (std::int64_t i = 0; i < rows; ++i) {
+        cols.clear();
+        cols_of(i, cols);
+        std::sort(cols.begin(), cols.end());
+        cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+        a.col_idx.insert(a.col_idx.end(), cols.begin(), cols.end());
         a.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<offset_t>(a.col_idx.size());
       }
       a.values.assign(a.col_idx.size(), Scalar(1));
       return a;
+    };
+    auto long_row_matrix = [&](std::int64_t rows) {
+      const std::int64_t len = std::min<std::int64_t>(rows, std::max<std::int64_t>(1024, 4096 * shrink));
+      return pattern(rows, [&](std::int64_t i, std::vector<ordinal_t>& cols) {
+        if (i == 0)  // the long row
+          for (std::int64_t j = 0; j < len; ++j) cols.push_back(static_cast<ordinal_t>((j * 1000003) % rows));
+        else
+          for (std::int64_t c = std::max<std::int64_t>(0, i - 1); c <= std::min(rows - 1, i + 2); ++c)
+            cols.push_back(static_cast<ordinal_t>(c));
+      });
     };
     struct Regime {
       const char* name;
@@ -213,17 +221,10 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     {
       const std::int64_t rows = std::max<std::int64_t>(1024, static_cast<std::int64_t>(4096 * shrink));
       const std::int64_t w = std::min<std::int64_t>(rows, 4096);  // distinct columns: 1000003 is coprime to w
-      HostCsr<Scalar> a(rows, rows);
-      for (std::int64_t i = 0; i < rows; ++i) {
-        std::vector<ordinal_t> cols;
+      const HostCsr<Scalar> a = pattern(rows, [&](std::int64_t i, std::vector<ordinal_t>& cols) {
         for (std::int64_t j = 0; j < 192; ++j)
           cols.push_back(static_cast<ordinal_t>((i - w / 2 + (i * 7 + j * 1000003) % w + rows) % rows));
-        std::sort(cols.begin(), cols.end());
-        cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-        a.col_idx.insert(a.col_idx.end(), cols.begin(), cols.end());
-        a.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<offset_t>(a.col_idx.size());
-      }
-      a.values.assign(a.col_idx.size(), Scalar(1));
+      });
       const PatternStats s = pattern_stats(a, tau, hw);
       std::string line = "chain ns per element within L2, packets:";
       ConvertOptions opt;

@@ -83,4 +83,25 @@ inline std::vector<TprRange> tpr_ranges(const std::vector<std::int64_t>& sorted_
   return out;
 }
 
+// PKT (pkt.hpp), shared with the model: a packet's scratch holds its x
+// window and y accumulators in 32 KB, so at most this many rows, 1024 by
+// default.
+inline int pkt_scratch_rows(int scalar_bytes) { return 32768 / (2 * scalar_bytes); }
+inline int pkt_default_rows(int scalar_bytes) { return std::min(1024, pkt_scratch_rows(scalar_bytes)); }
+namespace detail {
+// Threads of a team on a GPU (the team size of the thread-per-row formats).
+constexpr int kGpuTeamSize = 128;
+// PKT's threads per packet where packets are few (fewer than two per
+// SM); the CUDA kernel's launch bound.
+constexpr int kPktManyThreads = 512;
+}  // namespace detail
+// Threads a PKT packet gets on a GPU: a block per packet leaves most SMs
+// idle where packets are fewer than two an SM and gives each thread a long
+// chain of slots (raefsky1, 4 packets: 574 slots a thread at 128 threads),
+// so such packets are spread over kPktManyThreads.
+inline int pkt_gpu_threads(std::int64_t packets, int processors) {
+  return packets < 2 * std::int64_t(std::max(1, processors)) ? std::max(detail::kGpuTeamSize, detail::kPktManyThreads)
+                                                              : detail::kGpuTeamSize;
+}
+
 }  // namespace kspmv

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kspmv/config.hpp"
+#include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/error.hpp"
 
 namespace kspmv {
@@ -111,9 +112,6 @@ inline std::int64_t aligned_pitch(std::int64_t rows) { return (rows + 31) / 32 *
 // addressing is shifts and immediate offsets (a run-time slice height
 // measured 10% slower on the H100).
 constexpr int kEllSliceRows = 256;
-// PKT's threads per packet where packets are few (fewer than two per
-// SM); the CUDA kernel's launch bound.
-constexpr int kPktManyThreads = 512;
 // Ints per EVC-HYB sub-ELL block in its device copy (EvcEllBlock: first
 // row, rows, width, offset, first team, teams, lanes), read by the
 // portable and tuned kernels.
@@ -141,7 +139,7 @@ constexpr bool on_cuda() {
 }
 template <class ExecSpace>
 constexpr int default_team_size() {
-  return is_host_space<ExecSpace>() ? 1 : 128;
+  return is_host_space<ExecSpace>() ? 1 : kGpuTeamSize;
 }
 
 

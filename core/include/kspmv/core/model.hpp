@@ -68,10 +68,9 @@ struct ModelHardware {
   // a fifth of L2); where absent, l2_gain x efficiency.
   std::map<std::string, double> efficiency_l2, efficiency_l2_irregular;
   // Per format name: ns per element of a lane's serial chain while the
-  // matrix fits L2 (many lanes walking long rows at once) and past it (one
-  // lane walking a long row alone, each step a DRAM round trip for the
-  // formats whose lane strides through a column-major layout); serial_ns
-  // where absent.
+  // matrix fits L2 and past it (measured with one lane walking a long row
+  // alone; past L2 each step is a DRAM round trip for the formats whose
+  // lane strides through a column-major layout); serial_ns where absent.
   std::map<std::string, double> chain_ns, chain_dram_ns;
   bool calibrated = false;
 };
@@ -84,10 +83,8 @@ struct PatternStats {
   std::vector<std::int64_t> lengths;  // row lengths, caller order
   std::int64_t ehyb_window = 0;     // rows per EHYB part assumed
   double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
-  double pkt_in_packet = 0;         // the same for PKT's packets of kPktPacketRows rows
+  double pkt_in_packet = 0;         // the same for PKT's default packets (pkt_default_rows)
 };
-// The rows of a PKT packet the model assumes (pkt.hpp's default on a GPU).
-constexpr std::int64_t kPktPacketRows = 1024;
 template <class Scalar>
 PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000);
 

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/permutation.hpp"
@@ -89,9 +90,8 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   p.order = opt.output_order;
   p.kernel = opt.kernel;
   p.threads = detail::default_team_size<ExecSpace>();
-  // Scratch holds the packet's x window and y accumulators: 32 KB in all.
-  const int scratch_rows = static_cast<int>(32768 / (2 * sizeof(Scalar)));
-  p.packet_rows = opt.pkt_rows > 0 ? opt.pkt_rows : std::min(1024, scratch_rows);
+  const int scratch_rows = pkt_scratch_rows(sizeof(Scalar));
+  p.packet_rows = opt.pkt_rows > 0 ? opt.pkt_rows : pkt_default_rows(sizeof(Scalar));
   if (p.packet_rows > scratch_rows || p.packet_rows > 65535)
     throw InvalidArgumentError("pkt: pkt_rows = " + std::to_string(p.packet_rows) + " exceeds the " +
                                std::to_string(std::min(scratch_rows, 65535)) + " rows a packet can cache");
@@ -99,12 +99,8 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   p.partitioner = part.method;
   p.partition_seconds = part.seconds;
   p.packets = static_cast<int>(part.part_start.size()) - 1;
-  // Fewer packets than two per SM: a block per packet leaves most SMs idle
-  // and gives each of its threads a long chain of slots (raefsky1, 4
-  // packets: 574 slots a thread at 128 threads). Spread such packets over
-  // 512 threads (the CUDA kernel's launch bound).
-  if (!detail::is_host_space<ExecSpace>() && p.packets < 2 * std::max(1, device_figures<ExecSpace>().processors))
-    p.threads = std::max(p.threads, detail::kPktManyThreads);
+  // Fewer packets than two per SM: more threads a packet (pkt_gpu_threads).
+  if (!detail::is_host_space<ExecSpace>()) p.threads = pkt_gpu_threads(p.packets, device_figures<ExecSpace>().processors);
   if (opt.progress) opt.progress("packing", 0.0);
   const auto old_to_new = inverse_permutation(part.new_to_old);
   const int T = p.threads;
