@@ -154,25 +154,43 @@ TEST(Calibration, FileRoundTripAndErrors) {
 
 // The fixed part of an estimate: launches * launch_us uncalibrated; the
 // format's tiny-matrix time once calibrated, plus a launch for each launch
-// the tiny matrix did not need, or for HYB's COO part COO's own fixed cost.
+// the tiny matrix did not need. HYB is ELL's kernel plus, where rows pass
+// K, a COO SpMV: ELL's fixed cost plus COO's. PKT pays COO's fixed cost
+// less one launch where entries leave their packet.
 TEST(Model, FixedCostFromCalibration) {
   ModelHardware hw;
   hw.launch_us = 3;
   EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 3), 9e-6);
-  hw.fixed_us["hyb"] = 4;
+  hw.fixed_us["ell"] = 4;
   hw.fixed_us["coo"] = 7;
-  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 1), 4e-6);
-  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Hyb, 3), 11e-6);  // ELL's 4 + the COO SpMV's 7
-  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Coo, 2), 7e-6);   // measured with its two launches
+  hw.fixed_us["pkt"] = 6;
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Coo, 2), 7e-6);  // measured with its two launches
   hw.fixed_us["ehyb"] = 5;
   EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Ehyb, 2), 8e-6);  // a separate extra-row pass: one launch
-  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Dia, 1), 3e-6);  // not calibrated: one launch
+  EXPECT_DOUBLE_EQ(fixed_seconds(hw, Format::Dia, 1), 3e-6);   // not calibrated: one launch
   // estimate() adds it to the traffic (or chain) time: a matrix of two rows
   // is all fixed cost but a two-entry chain of 25 ns each.
   hw.serial_ns = 25;
-  const auto s = pattern_stats(generate<double>("lap1d:2"), 8, 64);
-  const auto e = estimate(Format::Hyb, s, 8, hw);
+  const auto tiny = pattern_stats(generate<double>("lap1d:2"), 8, 64);
+  const auto e = estimate(Format::Hyb, tiny, 8, hw);
+  EXPECT_DOUBLE_EQ(e.fixed_seconds, 4e-6);
   EXPECT_NEAR(e.seconds, 4e-6 + 50e-9, 1e-12);
+  // One row of 40 beside rows of 2: with K = 2 its 38 others go to COO.
+  HostCoo<double> c(200, 200);
+  for (int j = 0; j < 40; ++j) c.add(0, j, 1.0);
+  for (int i = 1; i < 200; ++i) {
+    c.add(i, i, 1.0);
+    c.add(i, i - 1, 1.0);
+  }
+  const auto one_long = pattern_stats(to_csr(c), 8, 64);
+  EXPECT_DOUBLE_EQ(estimate(Format::Hyb, one_long, 8, hw, 3.0, 2).fixed_seconds, 11e-6);
+  EXPECT_DOUBLE_EQ(estimate(Format::Hyb, one_long, 8, hw, 3.0, 40).fixed_seconds, 4e-6);
+  // PKT: lap1d:4000 has entries across its packets' edges, diagonal blocks
+  // of 8 none.
+  const auto across = pattern_stats(generate<double>("lap1d:4000"), 8, 64);
+  const auto inside = pattern_stats(generate<double>("blockdiag:4096:8"), 8, 64);
+  EXPECT_DOUBLE_EQ(estimate(Format::Pkt, across, 8, hw).fixed_seconds, 10e-6);
+  EXPECT_DOUBLE_EQ(estimate(Format::Pkt, inside, 8, hw).fixed_seconds, 6e-6);
 }
 
 // A format's own chain cost per element, within L2 and past it, replaces
@@ -231,6 +249,58 @@ TEST(Model, L2EfficiencyReplacesTheGain) {
   hw.l2_bytes = 1000;
   const auto big = estimate(Format::CsrVector, small, 8, hw);
   EXPECT_NEAR(big.seconds, 3e-6 + big.bytes / (1000e9 * 0.5), 1e-12);
+}
+
+// csr-adaptive walks its rows stably sorted by ascending length: where
+// lengths vary, a warp's 32 rows are no longer neighbours and each pays
+// whole 32-byte sectors of row_ptr, y, columns and values (hand count
+// below); x is counted in that order too.
+TEST(Model, CsrAdaptivePaysWholeSectorsInItsSortedOrder) {
+  // 64 rows of 4: two warps of neighbours, 61 sectors each (row_ptr 5, y 8,
+  // columns 16, values 32).
+  HostCoo<double> u(64, 64);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 4; ++j) u.add(i, (i + j) % 64, 1.0);
+  EXPECT_DOUBLE_EQ(pattern_stats(to_csr(u), 8, 64).sorted_row_sector_bytes, 2 * 61 * 32.0);
+  // Even rows of 1, odd rows of 3: the sorted order puts the even rows in
+  // the first warp (row_ptr 8, y 16, columns 16, values 32 sectors) and the
+  // odd ones in the second (9, 16, 16, 32).
+  HostCoo<double> a(64, 64);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < (i % 2 ? 3 : 1); ++j) a.add(i, (i + j) % 64, 1.0);
+  const auto s = pattern_stats(to_csr(a), 8, 64);
+  EXPECT_DOUBLE_EQ(s.sorted_row_sector_bytes, (72 + 73) * 32.0);
+  ModelHardware hw;
+  const auto e = estimate(Format::CsrAdaptive, s, 8, hw);
+  EXPECT_DOUBLE_EQ(e.bytes, 4.0 * 64 + s.sorted_row_sector_bytes + 8.0 * 128 * s.alpha_ascending);
+}
+
+// HYB runs ELL's kernel and, past K, a COO SpMV: each part at the figures
+// of its kernel's format (HYB has none of its own).
+TEST(Model, HybPartsTakeEllAndCooFigures) {
+  ModelHardware hw;
+  hw.bandwidth_gbs = 1;  // traffic sets the time
+  hw.serial_ns = 0;
+  hw.fixed_us["ell"] = 2;
+  hw.fixed_us["coo"] = 5;
+  hw.efficiency_l2["ell"] = 0.5;
+  hw.efficiency_l2["coo"] = 0.25;
+  hw.efficiency_l2["hyb"] = 100;  // ignored
+  HostCoo<double> c(200, 200);
+  for (int j = 0; j < 40; ++j) c.add(0, j, 1.0);
+  for (int i = 1; i < 200; ++i) {
+    c.add(i, i, 1.0);
+    c.add(i, i - 1, 1.0);
+  }
+  const auto s = pattern_stats(to_csr(c), 8, 64);
+  const auto all_ell = estimate(Format::Hyb, s, 8, hw, 3.0, 40);
+  EXPECT_NEAR(all_ell.seconds, 2e-6 + all_ell.bytes / 0.5e9, 1e-12);
+  // K = 2: row 0's 38 others in COO, with x's share and the row's y twice.
+  const auto split = estimate(Format::Hyb, s, 8, hw, 3.0, 2);
+  const double coo_bytes = 16.0 * 38 + 8.0 * 438 * s.alpha * 38 / 438 + 2 * 8.0;
+  EXPECT_NEAR(split.seconds, 7e-6 + (split.bytes - coo_bytes) / 0.5e9 + coo_bytes / 0.25e9, 1e-12);
+  // PKT: a thread owns whole rows, so row 0 is one 40-entry chain.
+  EXPECT_DOUBLE_EQ(estimate(Format::Pkt, s, 8, hw).chain_elements, 40);
 }
 
 // EHYB sends rows past ehyb_long_row (256) to an adaptive-TPR pass: one

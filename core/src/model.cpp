@@ -67,14 +67,8 @@ double fixed_seconds(const ModelHardware& hw, Format f, int launches) {
   const auto it = hw.fixed_us.find(format_name(f));
   if (it == hw.fixed_us.end() || it->second <= 0) return launches * hw.launch_us * 1e-6;
   // Launches beyond those measured on the tiny matrix (EHYB's separate
-  // extra-row pass) cost a launch each; HYB's COO part is a whole COO SpMV
-  // (its segmented reduction and carries), so it costs COO's fixed cost.
-  double extra = std::max(0, launches - tiny_launches(f)) * hw.launch_us;
-  if (f == Format::Hyb && extra > 0) {
-    const auto coo = hw.fixed_us.find(format_name(Format::Coo));
-    if (coo != hw.fixed_us.end() && coo->second > 0) extra = coo->second;
-  }
-  return (it->second + extra) * 1e-6;
+  // extra-row pass) cost a launch each.
+  return (it->second + std::max(0, launches - tiny_launches(f)) * hw.launch_us) * 1e-6;
 }
 
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2) {
@@ -98,6 +92,32 @@ std::vector<std::int64_t> sorted(std::vector<std::int64_t> v, bool descending) {
   return v;
 }
 
+// 32-byte sectors that warps of 32 consecutive rows of `order` touch in
+// row_ptr (the row's two offsets), y, the column indices and the values.
+template <class Scalar>
+double sorted_row_sectors(const HostCsr<Scalar>& a, const std::vector<int>& order, int scalar_bytes) {
+  std::vector<std::int64_t> sec[4];
+  double total = 0;
+  auto span = [](std::vector<std::int64_t>& out, std::int64_t b, std::int64_t e, int bytes) {
+    for (std::int64_t q = b * bytes / 32; e > b && q <= (e * bytes - 1) / 32; ++q) out.push_back(q);
+  };
+  for (std::size_t w = 0; w < order.size(); w += 32) {
+    for (auto& v : sec) v.clear();
+    for (std::size_t p = w; p < std::min(order.size(), w + 32); ++p) {
+      const std::int64_t r = order[p];
+      span(sec[0], r, r + 2, kIndex);
+      span(sec[1], r, r + 1, scalar_bytes);
+      span(sec[2], a.row_ptr[r], a.row_ptr[r + 1], kIndex);
+      span(sec[3], a.row_ptr[r], a.row_ptr[r + 1], scalar_bytes);
+    }
+    for (auto& v : sec) {
+      std::sort(v.begin(), v.end());
+      total += double(std::unique(v.begin(), v.end()) - v.begin());
+    }
+  }
+  return total;
+}
+
 }  // namespace
 
 template <class Scalar>
@@ -106,11 +126,25 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.lengths = row_lengths(a);
   s.rows = row_length_stats(s.lengths, a.ncols);
   s.alpha = x_reuse_alpha(a, {}, scalar_bytes);
+  // csr-adaptive and EVC-HYB run their rows stably sorted by ascending
+  // length: their x sectors per warp, and csr-adaptive's row_ptr, column,
+  // value and y sectors (a warp's 32 rows no longer neighbours in memory
+  // where lengths vary, so each row pays whole 32-byte sectors).
+  {
+    std::vector<int> order(static_cast<std::size_t>(a.nrows));
+    for (ordinal_t i = 0; i < a.nrows; ++i) order[static_cast<std::size_t>(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int i, int j) {
+      return a.row_ptr[i + 1] - a.row_ptr[i] < a.row_ptr[j + 1] - a.row_ptr[j];
+    });
+    s.alpha_ascending = x_reuse_alpha(a, order, scalar_bytes);
+    s.sorted_row_sector_bytes = sorted_row_sectors(a, order, scalar_bytes) * 32.0;
+  }
   std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
   std::int64_t in = 0, in_packet = 0;
   const std::int64_t packet_rows = pkt_default_rows(scalar_bytes);
   s.ehyb_window = std::max<std::int64_t>(1, ehyb_window);
-  for (ordinal_t i = 0; i < a.nrows; ++i)
+  for (ordinal_t i = 0; i < a.nrows; ++i) {
+    std::int64_t row_in_packet = 0;
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       const std::int64_t d = std::int64_t(a.col_idx[k]) - i + a.nrows;
       if (!seen[static_cast<std::size_t>(d)]) {
@@ -118,8 +152,11 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
         ++s.diagonals;
       }
       if (i / s.ehyb_window == a.col_idx[k] / s.ehyb_window) ++in;
-      if (i / packet_rows == a.col_idx[k] / packet_rows) ++in_packet;
+      if (i / packet_rows == a.col_idx[k] / packet_rows) ++row_in_packet;
     }
+    in_packet += row_in_packet;
+    s.pkt_longest_in_packet = std::max(s.pkt_longest_in_packet, row_in_packet);
+  }
   s.ehyb_in_part = a.nnz() ? double(in) / double(a.nnz()) : 1.0;
   s.pkt_in_packet = a.nnz() ? double(in_packet) / double(a.nnz()) : 1.0;
   return s;
@@ -140,10 +177,13 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   const double n = double(s.rows.nrows), m = double(s.rows.ncols), nnz = double(s.rows.nnz);
   const double pitch = double(pitch_of(s.rows.nrows));
   const double maxlen = double(s.rows.max);
-  const double x = tau * nnz * s.alpha;  // x traffic (evc-hyb §3.2 alpha)
+  // x traffic (evc-hyb §3.2 alpha), in the order the format walks its rows.
+  const bool ascending = f == Format::CsrAdaptive || f == Format::EvcHyb;
+  const double x = tau * nnz * (ascending ? s.alpha_ascending : s.alpha);
   const double y = tau * n;              // y written once (beta = 0)
   const double csr_storage = (tau + kIndex) * nnz + kIndex * (n + 1);
-  double bytes = 0, chain_elems = 0, slots = nnz;
+  double bytes = 0, chain_elems = 0, slots = nnz, extra_fixed = 0;
+  std::pair<double, double> hyb_parts{-1, 0};  // HYB: its ELL part's bytes, its COO part's
   auto warp_slots = [&](const std::vector<std::int64_t>& len) { return 32.0 * double(warp_iterations(len).n_iter); };
   switch (f) {
     case Format::Auto:
@@ -164,7 +204,9 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       chain_elems = maxlen;
       break;
     case Format::CsrAdaptive:
-      bytes = csr_storage + kIndex * n + x + y;
+      // The sorted order's row map, then each row's offsets, entries and
+      // y in whole sectors (pattern_stats), x in that order.
+      bytes = kIndex * n + s.sorted_row_sector_bytes + x;
       e.storage_bytes = csr_storage + kIndex * n;
       chain_elems = maxlen / 256;
       break;
@@ -226,6 +268,10 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       e.launches = coo_nnz > 0 ? 3 : 1;
       chain_elems = double(K);
       e.note = "K=" + std::to_string(K);
+      hyb_parts = {kIndex * double(K) * pitch + tau * ell_nnz + x * ell_nnz / std::max(nnz, 1.0) + y,
+                   coo_nnz > 0 ? (tau + 2 * kIndex) * coo_nnz + x * coo_nnz / std::max(nnz, 1.0) +
+                                     2.0 * tau * s.rows.prob_gt(K) * n
+                               : 0.0};
       break;
     }
     case Format::Pkt: {
@@ -240,6 +286,14 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       e.launches = 5;
       e.feasible = s.rows.nrows == s.rows.ncols;
       chain_elems = std::ceil(nnz * s.pkt_in_packet / (packets * threads));
+      // A thread owns whole rows of its packet: the longest stays one chain.
+      chain_elems = std::max(chain_elems, double(s.pkt_longest_in_packet));
+      // The remainder is a COO SpMV of its own before the packet launch.
+      // The tiny matrix's remainder (two entries, one chunk of one step)
+      // already paid one launch of it; the rest of COO's fixed cost (its
+      // chunk walk and fix-up pass) comes on top where entries leave
+      // their packet.
+      if (s.pkt_in_packet < 1) extra_fixed = fixed_seconds(hw, Format::Coo, 2) - hw.launch_us * 1e-6;
       e.note = "rough";
       break;
     }
@@ -292,12 +346,24 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   e.padding = nnz > 0 ? slots / nnz - 1 : 0;
   const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
   const double cv = s.rows.mean > 0 ? s.rows.stddev / s.rows.mean : 0.0;
-  const double bw = hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, f, cv, in_l2);
+  // Time to move `b` bytes at format g's efficiency.
+  auto moving = [&](Format g, double b) { return b / (hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, g, cv, in_l2)); };
   e.chain_elements = chain_elems;
-  e.chain_seconds = chain_elems * chain_ns_of(hw, f, in_l2) * 1e-9;
-  // The longest serial chain bounds the time from below; it does not add to
-  // the traffic, which the other lanes move meanwhile.
-  e.seconds = fixed_seconds(hw, f, e.launches) + std::max(bytes / bw, e.chain_seconds);
+  if (f == Format::Hyb) {
+    // HYB runs ELL's kernel on its first K columns, then a COO SpMV of the
+    // rest: each part at the figures of the format whose kernel it runs.
+    e.chain_seconds = chain_elems * chain_ns_of(hw, Format::Ell, in_l2) * 1e-9;
+    const bool coo = hyb_parts.second > 0;
+    e.fixed_seconds = fixed_seconds(hw, Format::Ell, 1) + (coo ? fixed_seconds(hw, Format::Coo, 2) : 0.0);
+    e.seconds = e.fixed_seconds + std::max(moving(Format::Ell, hyb_parts.first), e.chain_seconds) +
+                (coo ? moving(Format::Coo, hyb_parts.second) : 0.0);
+  } else {
+    e.chain_seconds = chain_elems * chain_ns_of(hw, f, in_l2) * 1e-9;
+    e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
+    // The longest serial chain bounds the time from below; it does not add
+    // to the traffic, which the other lanes move meanwhile.
+    e.seconds = e.fixed_seconds + std::max(moving(f, bytes), e.chain_seconds);
+  }
   return e;
 }
 

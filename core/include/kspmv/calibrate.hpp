@@ -147,9 +147,12 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   // row's steps then DRAM round trips). A lane striding a column-major
   // layout (PELLR, JAD) pays a sector a step, a CSR lane walks its own
   // cache lines. ELL and ELLR cannot hold such a matrix (the long row pads
-  // every slice) and walk PELLR's layout: they take its figure. PKT is
-  // measured on packets of long rows (below); formats that split a row
-  // among lanes (chain below 1000 steps here) keep serial_ns.
+  // every slice) and walk PELLR's layout: they take its figure (and HYB's
+  // ELL part ELL's). PKT is measured on packets of long rows (below).
+  // csr and csr-vector walk the row with a group of lanes (512 steps of 8
+  // here); formats that split a row wider (kk-crs, csr-adaptive, EVC-HYB)
+  // or cap a lane's share (EHYB) have chains below 500 steps here and keep
+  // serial_ns.
   {
     Kokkos::Timer stage;
     const double shrink = std::min(1.0, co.scale * 10);
@@ -160,7 +163,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       const FormatEstimate e = estimate(f, s, tau, hw);
       if (!e.feasible || e.chain_elements < min_elements || budget.seconds() > co.budget_seconds / 3) return;
       try {
-        const double t = time_of(a, f, opt) - fixed_seconds(hw, f, e.launches);
+        const double t = time_of(a, f, opt) - e.fixed_seconds;
         if (t <= 0) return;
         out[format_name(f)] = t / e.chain_elements * 1e9;
         line += " " + std::string(format_name(f)) + " " + std::to_string(out[format_name(f)]).substr(0, 6);
@@ -206,7 +209,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       const PatternStats s = pattern_stats(a, tau, hw);
       std::string line = std::string("chain ns per element ") + r.name + ":";
       for (const auto& d : known_formats())
-        if (d.format != Format::Auto) fit_chain(d.format, a, s, {}, 1000, *r.out, line);
+        if (d.format != Format::Auto) fit_chain(d.format, a, s, {}, 500, *r.out, line);
       const auto pellr = r.out->find(format_name(Format::Pellr));
       if (pellr != r.out->end())
         for (Format f : {Format::Ell, Format::Ellr}) (*r.out)[format_name(f)] = pellr->second;
@@ -258,7 +261,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       // the efficiencies or the L2 gain being fitted.
       const FormatEstimate e = estimate(f, s, tau, hw, opt.max_fill);
       if (!e.feasible || e.bytes > max_bytes) return 0;
-      const double fixed = fixed_seconds(hw, f, e.launches);
+      const double fixed = e.fixed_seconds;
       const double t = time_of(a, f, opt) - fixed;
       if (t <= min_share * fixed || e.chain_seconds > 0.5 * t) return 0;
       return std::clamp(e.bytes / (hw.bandwidth_gbs * 1e9) / t, 0.02, cap);
@@ -266,8 +269,10 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       return 0;
     }
   };
+  // HYB has no figures of its own: its estimate runs its ELL part at ELL's
+  // and its COO part at COO's (the kernels it launches).
   for (const auto& d : known_formats()) {
-    if (d.format == Format::Auto) continue;
+    if (d.format == Format::Auto || d.format == Format::Hyb) continue;
     if (budget.seconds() > co.budget_seconds) {
       log(std::string(d.name) + ": budget spent, default efficiency kept");
       continue;
@@ -297,7 +302,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     for (Format f : {Format::Ell, Format::Pellr, Format::EvcHyb, Format::CsrAdaptive}) {
       if (budget.seconds() > co.budget_seconds + 10) break;
       const FormatEstimate e = estimate(f, s, tau, probe);
-      const double fixed = fixed_seconds(hw, f, e.launches);
+      const double fixed = e.fixed_seconds;
       const double t = time_of(mid, f, {});
       if (t <= fixed || e.seconds <= fixed) continue;  // all fixed cost: says nothing
       log_sum += std::log((e.seconds - fixed) / (t - fixed));
@@ -319,7 +324,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     const HostCsr<Scalar> small_irr = generate<Scalar>("powerlaw:" + std::to_string(rows3) + ":8");
     const PatternStats sr = pattern_stats(small_reg, tau, hw), si = pattern_stats(small_irr, tau, hw);
     for (const auto& d : known_formats()) {
-      if (d.format == Format::Auto) continue;
+      if (d.format == Format::Auto || d.format == Format::Hyb) continue;
       if (budget.seconds() > co.budget_seconds + 30) {
         log(std::string(d.name) + ": budget spent, no L2 efficiency");
         continue;

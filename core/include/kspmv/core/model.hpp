@@ -79,11 +79,14 @@ struct ModelHardware {
 struct PatternStats {
   RowLengthStats rows;              // the PMF and its moments
   double alpha = 1;                 // evc-hyb §3.2 x reuse, rows in the caller's order
+  double alpha_ascending = 1;       // the same, rows stably sorted by ascending length (csr-adaptive, EVC-HYB)
+  double sorted_row_sector_bytes = 0;  // csr-adaptive's row_ptr, column, value and y bytes in whole sectors, that order
   std::int64_t diagonals = 0;       // distinct j - i
   std::vector<std::int64_t> lengths;  // row lengths, caller order
   std::int64_t ehyb_window = 0;     // rows per EHYB part assumed
   double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
   double pkt_in_packet = 0;         // the same for PKT's default packets (pkt_default_rows)
+  std::int64_t pkt_longest_in_packet = 0;  // most in-packet entries of one row (a PKT thread owns whole rows)
 };
 template <class Scalar>
 PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000);
@@ -102,6 +105,7 @@ struct FormatEstimate {
   double bytes = 0;          // bytes moved per SpMV (model)
   double chain_seconds = 0;  // the longest serial chain of one lane
   double chain_elements = 0; // its length in elements (the format's own steps)
+  double fixed_seconds = 0;  // the part of `seconds` that does not scale with the matrix
   double storage_bytes = 0;  // the format's storage (model)
   double padding = 0;        // stored slots / nnz - 1
   int launches = 1;
