@@ -323,10 +323,8 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   }
   // Each format's own line while the working set fits L2, where the
   // formats rank differently than past it (latency, not bandwidth, bounds
-  // them): a 3D stencil of about 1/20 and one of 1/4 of L2 in CSR
-  // nonzero bytes (1/2 put most formats' traffic, x and y included, past
-  // the 0.8 x L2 the model counts as within L2: no line, session 9) give
-  // the slope (efficiency_l2) and the intercept (fixed_l2_us), a
+  // them): a 3D stencil of about 1/20 and one of 1/2 of L2 in CSR bytes
+  // give the slope (efficiency_l2) and the intercept (fixed_l2_us), a
   // power-law graph of about 1/5 the irregular efficiency against that
   // intercept. One point anchored at the tiny matrix's time, as before
   // session 9, traded the fixed cost's noise against the efficiency
@@ -335,24 +333,21 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   // sits above the tiny matrix's time (on the ten small real matrices
   // csr-adaptive's and EVC-HYB's times lie within 12% of a line of
   // intercept 4.2 us, their tiny-matrix time being 3.3 us). Formats not
-  // fitted keep l2_gain x efficiency and the tiny matrix's fixed cost; PKT
-  // is not fitted: its threads per packet change with the packet count
-  // (pkt_gpu_threads), so its time is no line over sizes (intercept 25 us).
-  // HYB has no figures of its own.
+  // fitted keep l2_gain x efficiency and the tiny matrix's fixed cost.
   {
     const double l2_nnz = double(hw.l2_bytes) / (tau + 4) * std::min(1.0, co.scale);
     auto stencil = [&](double share, double min_side) {
       const auto side = static_cast<std::int64_t>(std::max(min_side, std::cbrt(l2_nnz * share / 7)));
       return generate<Scalar>("lap3d:" + std::to_string(side));
     };
-    const HostCsr<Scalar> small_reg = stencil(1.0 / 20, 8), big_reg = stencil(1.0 / 4, 12);
+    const HostCsr<Scalar> small_reg = stencil(1.0 / 20, 8), big_reg = stencil(0.5, 12);
     const auto rows3 = static_cast<std::int64_t>(std::max(2000.0, l2_nnz / 5 / 8));
     const HostCsr<Scalar> small_irr = generate<Scalar>("powerlaw:" + std::to_string(rows3) + ":8");
     const PatternStats ss = pattern_stats(small_reg, tau, hw), sb = pattern_stats(big_reg, tau, hw),
                        si = pattern_stats(small_irr, tau, hw);
     const double bw = hw.bandwidth_gbs * 1e9;
     for (const auto& d : known_formats()) {
-      if (d.format == Format::Auto || d.format == Format::Hyb || d.format == Format::Pkt) continue;
+      if (d.format == Format::Auto || d.format == Format::Hyb) continue;
       if (budget.seconds() > co.budget_seconds + 30) {
         log(std::string(d.name) + ": budget spent, no L2 line");
         continue;
@@ -360,7 +355,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       std::string line = std::string(d.name) + ": L2 line ";
       try {
         ConvertOptions opt;
-        opt.partitioner = Partitioner::Bfs;
+        opt.partitioner = d.format == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
         const FormatEstimate es = estimate(d.format, ss, tau, hw), eb = estimate(d.format, sb, tau, hw);
         const double limit = 0.8 * double(hw.l2_bytes);
         if (!es.feasible || !eb.feasible || eb.bytes > limit || eb.bytes <= es.bytes) throw FormatCannotHoldError("");

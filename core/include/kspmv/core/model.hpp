@@ -68,7 +68,7 @@ struct ModelHardware {
   // a fifth of L2); where absent, l2_gain x efficiency.
   std::map<std::string, double> efficiency_l2, efficiency_l2_irregular;
   // Per format name: where calibrated, the intercept (us) of its time
-  // within L2 as a line over two regular matrices (1/20 and 1/4 of L2),
+  // within L2 as a line over two regular matrices (1/20 and 1/2 of L2),
   // whose slope is efficiency_l2: time there = max(the tiny matrix's fixed
   // cost, this + traffic or chain). A real kernel's latency chain sits
   // above the tiny matrix's time, which the host's launch rate sets.
