@@ -126,7 +126,6 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.efficiency_l2["ell"] = 2.5;
   hw.efficiency_l2_irregular["ell"] = 0.5;
   hw.fixed_us["coo"] = 9.5;
-  hw.fixed_l2_us["csr-adaptive"] = 4.25;
   hw.chain_ns["pellr"] = 80;
   hw.chain_dram_ns["jad"] = 350;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
@@ -137,7 +136,6 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.launch_us, 2.5);
   EXPECT_DOUBLE_EQ(back.efficiency.at("evc-hyb"), 0.75);
   EXPECT_DOUBLE_EQ(back.fixed_us.at("coo"), 9.5);
-  EXPECT_DOUBLE_EQ(back.fixed_l2_us.at("csr-adaptive"), 4.25);
   EXPECT_DOUBLE_EQ(back.efficiency_l2.at("ell"), 2.5);
   EXPECT_DOUBLE_EQ(back.efficiency_l2_irregular.at("ell"), 0.5);
   EXPECT_EQ(back.efficiency.count("ell"), 0u);
@@ -247,15 +245,7 @@ TEST(Model, L2EfficiencyReplacesTheGain) {
   hw.fixed_us["ell"] = 3;
   const auto ell = estimate(Format::Ell, small, 8, hw);
   EXPECT_NEAR(ell.seconds, 3e-6 + ell.bytes / (1000e9 * 2 * 0.5), 1e-12);
-  // A fitted line within L2: its intercept replaces the tiny matrix's
-  // fixed cost, never going below it.
-  hw.fixed_l2_us["csr-vector"] = 5;
-  const auto line = estimate(Format::CsrVector, small, 8, hw);
-  EXPECT_NEAR(line.seconds, 5e-6 + line.bytes / (1000e9 * 4), 1e-12);
-  hw.fixed_l2_us["csr-vector"] = 0.5;
-  const auto floor = estimate(Format::CsrVector, small, 8, hw);
-  EXPECT_NEAR(floor.seconds, std::max(3e-6, 0.5e-6 + floor.bytes / (1000e9 * 4)), 1e-12);
-  // Past L2 the DRAM efficiency and the tiny matrix's fixed cost hold.
+  // Past L2 the DRAM efficiency holds.
   hw.l2_bytes = 1000;
   const auto big = estimate(Format::CsrVector, small, 8, hw);
   EXPECT_NEAR(big.seconds, 3e-6 + big.bytes / (1000e9 * 0.5), 1e-12);
@@ -361,7 +351,7 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   EXPECT_TRUE(hw.chain_ns.count("csr-scalar"));
   EXPECT_TRUE(hw.chain_dram_ns.count("csr-scalar"));
   for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular, &hw.efficiency_l2, &hw.efficiency_l2_irregular,
-                        &hw.fixed_l2_us, &hw.chain_ns, &hw.chain_dram_ns})
+                        &hw.chain_ns, &hw.chain_dram_ns})
     for (const auto& [name, e] : *m) {
       EXPECT_NO_THROW(parse_format(name));
       EXPECT_GT(e, 0) << name;

@@ -348,13 +348,6 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   const double cv = s.rows.mean > 0 ? s.rows.stddev / s.rows.mean : 0.0;
   // Time to move `b` bytes at format g's efficiency.
   auto moving = [&](Format g, double b) { return b / (hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, g, cv, in_l2)); };
-  // Fixed cost plus the part that scales; within L2, on format g's fitted
-  // line where it has one (never below the fixed cost).
-  auto timed = [&](Format g, double fixed, double body) {
-    const auto it = hw.fixed_l2_us.find(format_name(g));
-    if (in_l2 && it != hw.fixed_l2_us.end() && it->second > 0) return std::max(fixed, it->second * 1e-6 + body);
-    return fixed + body;
-  };
   e.chain_elements = chain_elems;
   if (f == Format::Hyb) {
     // HYB runs ELL's kernel on its first K columns, then a COO SpMV of the
@@ -362,16 +355,14 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     e.chain_seconds = chain_elems * chain_ns_of(hw, Format::Ell, in_l2) * 1e-9;
     const bool coo = hyb_parts.second > 0;
     e.fixed_seconds = fixed_seconds(hw, Format::Ell, 1) + (coo ? fixed_seconds(hw, Format::Coo, 2) : 0.0);
-    e.seconds = timed(Format::Ell, fixed_seconds(hw, Format::Ell, 1),
-                      std::max(moving(Format::Ell, hyb_parts.first), e.chain_seconds)) +
-                (coo ? timed(Format::Coo, fixed_seconds(hw, Format::Coo, 2), moving(Format::Coo, hyb_parts.second))
-                     : 0.0);
+    e.seconds = e.fixed_seconds + std::max(moving(Format::Ell, hyb_parts.first), e.chain_seconds) +
+                (coo ? moving(Format::Coo, hyb_parts.second) : 0.0);
   } else {
     e.chain_seconds = chain_elems * chain_ns_of(hw, f, in_l2) * 1e-9;
     e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.
-    e.seconds = timed(f, e.fixed_seconds, std::max(moving(f, bytes), e.chain_seconds));
+    e.seconds = e.fixed_seconds + std::max(moving(f, bytes), e.chain_seconds);
   }
   return e;
 }
@@ -497,7 +488,6 @@ namespace {
 using FormatFigures = std::map<std::string, double> ModelHardware::*;
 constexpr std::pair<const char*, FormatFigures> kFormatKeys[] = {
     {"fixed_us.", &ModelHardware::fixed_us},
-    {"fixed_l2_us.", &ModelHardware::fixed_l2_us},
     {"efficiency.", &ModelHardware::efficiency},
     {"efficiency_irregular.", &ModelHardware::efficiency_irregular},
     {"efficiency_l2.", &ModelHardware::efficiency_l2},

@@ -321,66 +321,33 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     hw.l2_gain = n ? std::clamp(std::exp(log_sum / n), 1.0, 8.0) : 1.0;
     log("L2 gain " + std::to_string(hw.l2_gain) + " (" + std::to_string(n) + " formats)");
   }
-  // Each format's own line while the working set fits L2, where the
+  // Each format's own efficiency while the working set fits L2, where the
   // formats rank differently than past it (latency, not bandwidth, bounds
-  // them): a 3D stencil of about 1/20 and one of 1/2 of L2 in CSR bytes
-  // give the slope (efficiency_l2) and the intercept (fixed_l2_us), a
-  // power-law graph of about 1/5 the irregular efficiency against that
-  // intercept. One point anchored at the tiny matrix's time, as before
-  // session 9, traded the fixed cost's noise against the efficiency
-  // (csr-adaptive read 4.36 us and 5.3x copy in one calibration, 3.34 us
-  // and 3.0x in the next), and a real kernel's latency chain within L2
-  // sits above the tiny matrix's time (on the ten small real matrices
-  // csr-adaptive's and EVC-HYB's times lie within 12% of a line of
-  // intercept 4.2 us, their tiny-matrix time being 3.3 us). Formats not
-  // fitted keep l2_gain x efficiency and the tiny matrix's fixed cost.
+  // them): a 3D stencil and a power-law graph of about a fifth of L2 in
+  // CSR bytes, the size of typical small real matrices (0.3-1.2M
+  // nonzeros on a 50 MB L2). Formats not fitted keep l2_gain x efficiency.
   {
-    const double l2_nnz = double(hw.l2_bytes) / (tau + 4) * std::min(1.0, co.scale);
-    auto stencil = [&](double share, double min_side) {
-      const auto side = static_cast<std::int64_t>(std::max(min_side, std::cbrt(l2_nnz * share / 7)));
-      return generate<Scalar>("lap3d:" + std::to_string(side));
-    };
-    const HostCsr<Scalar> small_reg = stencil(1.0 / 20, 8), big_reg = stencil(0.5, 12);
-    const auto rows3 = static_cast<std::int64_t>(std::max(2000.0, l2_nnz / 5 / 8));
+    const double nnz_target = std::max(2e3, double(hw.l2_bytes) / 5 / (tau + 4) * std::min(1.0, co.scale));
+    const auto side3 = static_cast<std::int64_t>(std::max(8.0, std::cbrt(nnz_target / 7)));
+    const auto rows3 = static_cast<std::int64_t>(std::max(2000.0, nnz_target / 8));
+    const HostCsr<Scalar> small_reg = generate<Scalar>("lap3d:" + std::to_string(side3));
     const HostCsr<Scalar> small_irr = generate<Scalar>("powerlaw:" + std::to_string(rows3) + ":8");
-    const PatternStats ss = pattern_stats(small_reg, tau, hw), sb = pattern_stats(big_reg, tau, hw),
-                       si = pattern_stats(small_irr, tau, hw);
-    const double bw = hw.bandwidth_gbs * 1e9;
+    const PatternStats sr = pattern_stats(small_reg, tau, hw), si = pattern_stats(small_irr, tau, hw);
     for (const auto& d : known_formats()) {
       if (d.format == Format::Auto || d.format == Format::Hyb) continue;
       if (budget.seconds() > co.budget_seconds + 30) {
-        log(std::string(d.name) + ": budget spent, no L2 line");
+        log(std::string(d.name) + ": budget spent, no L2 efficiency");
         continue;
       }
-      std::string line = std::string(d.name) + ": L2 line ";
-      try {
-        ConvertOptions opt;
-        opt.partitioner = d.format == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
-        const FormatEstimate es = estimate(d.format, ss, tau, hw), eb = estimate(d.format, sb, tau, hw);
-        const double limit = 0.8 * double(hw.l2_bytes);
-        if (!es.feasible || !eb.feasible || eb.bytes > limit || eb.bytes <= es.bytes) throw FormatCannotHoldError("");
-        const double ts = time_of(small_reg, d.format, opt), tb = time_of(big_reg, d.format, opt);
-        const double slope = (tb - ts) / (eb.bytes - es.bytes);
-        // A slope drowned in noise, or a run one lane's walk bounds, says
-        // nothing about bandwidth.
-        if (tb - ts <= 0.2 * ts || eb.chain_seconds > 0.5 * (tb - eb.fixed_seconds)) throw FormatCannotHoldError("");
-        hw.efficiency_l2[d.name] = std::clamp(1 / (slope * bw), 0.02, 8.0);
-        const double intercept = ts - es.bytes * slope;
-        if (intercept > 0) hw.fixed_l2_us[d.name] = intercept * 1e6;
-        line += "efficiency " + std::to_string(hw.efficiency_l2[d.name]) + ", intercept " +
-                std::to_string(intercept * 1e6) + " us";
-        const FormatEstimate ei = estimate(d.format, si, tau, hw);
-        if (ei.feasible && ei.bytes <= limit) {
-          const double ti = time_of(small_irr, d.format, opt) - std::max(0.0, intercept);
-          if (ti > 0.2 * ts && ei.chain_seconds <= 0.5 * ti) {
-            hw.efficiency_l2_irregular[d.name] = std::clamp(ei.bytes / bw / ti, 0.02, 8.0);
-            line += ", irregular " + std::to_string(hw.efficiency_l2_irregular[d.name]);
-          }
-        }
-      } catch (const FormatCannotHoldError&) {
-        line += "n/a";
-      }
-      log(line);
+      // Working sets within L2 only; a run mostly fixed cost says little.
+      auto fit = [&](const HostCsr<Scalar>& a, const PatternStats& s) {
+        return fit_efficiency(d.format, a, s, ConvertOptions{}.max_fill, 0.8 * double(hw.l2_bytes), 0.2, 8.0);
+      };
+      const double er = fit(small_reg, sr), ei = fit(small_irr, si);
+      if (er > 0) hw.efficiency_l2[d.name] = er;
+      if (er > 0 && ei > 0) hw.efficiency_l2_irregular[d.name] = ei;
+      log(std::string(d.name) + ": L2 efficiency regular " + (er > 0 ? std::to_string(er) : "n/a") +
+          ", irregular " + (ei > 0 ? std::to_string(ei) : "n/a"));
     }
   }
   hw.calibrated = true;

@@ -67,12 +67,6 @@ struct ModelHardware {
   // copy bandwidth (measured on a stencil and a power-law graph of about
   // a fifth of L2); where absent, l2_gain x efficiency.
   std::map<std::string, double> efficiency_l2, efficiency_l2_irregular;
-  // Per format name: where calibrated, the intercept (us) of its time
-  // within L2 as a line over two regular matrices (1/20 and 1/2 of L2),
-  // whose slope is efficiency_l2: time there = max(the tiny matrix's fixed
-  // cost, this + traffic or chain). A real kernel's latency chain sits
-  // above the tiny matrix's time, which the host's launch rate sets.
-  std::map<std::string, double> fixed_l2_us;
   // Per format name: ns per element of a lane's serial chain while the
   // matrix fits L2 and past it (measured with one lane walking a long row
   // alone; past L2 each step is a DRAM round trip for the formats whose
@@ -152,7 +146,7 @@ std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHar
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2);
 
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
-// fixed_l2_us.FORMAT, efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
+// efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
 // efficiency_l2_irregular.FORMAT, chain_ns.FORMAT and chain_dram_ns.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
