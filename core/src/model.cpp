@@ -183,7 +183,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   const double y = tau * n;              // y written once (beta = 0)
   const double csr_storage = (tau + kIndex) * nnz + kIndex * (n + 1);
   double bytes = 0, chain_elems = 0, slots = nnz, extra_fixed = 0;
-  std::pair<double, double> hyb_parts{-1, 0};  // HYB: its ELL part's bytes, its COO part's
+  std::pair<double, double> hyb_parts{0, 0};  // HYB: its ELL part's bytes, its COO part's
   auto warp_slots = [&](const std::vector<std::int64_t>& len) { return 32.0 * double(warp_iterations(len).n_iter); };
   switch (f) {
     case Format::Auto:
