@@ -23,6 +23,17 @@ ModelHardware toy() {
   hw.pcie_gbs = 1e-9;  // B = 1 byte/s
   return hw;
 }
+// 200 rows: row 0 of 40 entries, the others of 2 (HYB's K = 2 sends 38 to
+// COO; PKT's packet holds row 0 whole).
+HostCsr<double> one_row_of_40() {
+  HostCoo<double> c(200, 200);
+  for (int j = 0; j < 40; ++j) c.add(0, j, 1.0);
+  for (int i = 1; i < 200; ++i) {
+    c.add(i, i, 1.0);
+    c.add(i, i - 1, 1.0);
+  }
+  return to_csr(c);
+}
 }  // namespace
 
 TEST(PaperModel, EquationsOnAHandComputedPmf) {
@@ -176,13 +187,7 @@ TEST(Model, FixedCostFromCalibration) {
   EXPECT_DOUBLE_EQ(e.fixed_seconds, 4e-6);
   EXPECT_NEAR(e.seconds, 4e-6 + 50e-9, 1e-12);
   // One row of 40 beside rows of 2: with K = 2 its 38 others go to COO.
-  HostCoo<double> c(200, 200);
-  for (int j = 0; j < 40; ++j) c.add(0, j, 1.0);
-  for (int i = 1; i < 200; ++i) {
-    c.add(i, i, 1.0);
-    c.add(i, i - 1, 1.0);
-  }
-  const auto one_long = pattern_stats(to_csr(c), 8, 64);
+  const auto one_long = pattern_stats(one_row_of_40(), 8, 64);
   EXPECT_DOUBLE_EQ(estimate(Format::Hyb, one_long, 8, hw, 3.0, 2).fixed_seconds, 11e-6);
   EXPECT_DOUBLE_EQ(estimate(Format::Hyb, one_long, 8, hw, 3.0, 40).fixed_seconds, 4e-6);
   // PKT: lap1d:4000 has entries across its packets' edges, diagonal blocks
@@ -286,13 +291,7 @@ TEST(Model, HybPartsTakeEllAndCooFigures) {
   hw.efficiency_l2["ell"] = 0.5;
   hw.efficiency_l2["coo"] = 0.25;
   hw.efficiency_l2["hyb"] = 100;  // ignored
-  HostCoo<double> c(200, 200);
-  for (int j = 0; j < 40; ++j) c.add(0, j, 1.0);
-  for (int i = 1; i < 200; ++i) {
-    c.add(i, i, 1.0);
-    c.add(i, i - 1, 1.0);
-  }
-  const auto s = pattern_stats(to_csr(c), 8, 64);
+  const auto s = pattern_stats(one_row_of_40(), 8, 64);
   const auto all_ell = estimate(Format::Hyb, s, 8, hw, 3.0, 40);
   EXPECT_NEAR(all_ell.seconds, 2e-6 + all_ell.bytes / 0.5e9, 1e-12);
   // K = 2: row 0's 38 others in COO, with x's share and the row's y twice.
