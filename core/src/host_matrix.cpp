@@ -125,6 +125,15 @@ HostCsr<Scalar> transpose(const HostCsr<Scalar>& a) {
   return t;
 }
 
+std::vector<ordinal_t> rows_by_length(const std::vector<std::int64_t>& lengths, bool descending) {
+  std::vector<ordinal_t> p(lengths.size());
+  std::iota(p.begin(), p.end(), 0);
+  std::stable_sort(p.begin(), p.end(), [&](ordinal_t a, ordinal_t b) {
+    return descending ? lengths[a] > lengths[b] : lengths[a] < lengths[b];
+  });
+  return p;
+}
+
 template <class Scalar>
 std::vector<std::int64_t> row_lengths(const HostCsr<Scalar>& a) {
   std::vector<std::int64_t> len(a.nrows);

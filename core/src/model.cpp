@@ -126,16 +126,13 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.lengths = row_lengths(a);
   s.rows = row_length_stats(s.lengths, a.ncols);
   s.alpha = x_reuse_alpha(a, {}, scalar_bytes);
-  // csr-adaptive and EVC-HYB run their rows stably sorted by ascending
-  // length: their x sectors per warp, and csr-adaptive's row_ptr, column,
-  // value and y sectors (a warp's 32 rows no longer neighbours in memory
-  // where lengths vary, so each row pays whole 32-byte sectors).
+  // csr-adaptive walks its rows stably sorted by ascending length, EVC-HYB
+  // by ascending length too (ties by first column; the stable order stands
+  // in for it): their x sectors per warp, and csr-adaptive's row_ptr,
+  // column, value and y sectors (a warp's 32 rows no longer neighbours in
+  // memory where lengths vary, so each row pays whole 32-byte sectors).
   {
-    std::vector<int> order(static_cast<std::size_t>(a.nrows));
-    for (ordinal_t i = 0; i < a.nrows; ++i) order[static_cast<std::size_t>(i)] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int i, int j) {
-      return a.row_ptr[i + 1] - a.row_ptr[i] < a.row_ptr[j + 1] - a.row_ptr[j];
-    });
+    const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
     s.alpha_ascending = x_reuse_alpha(a, order, scalar_bytes);
     s.sorted_row_sector_bytes = sorted_row_sectors(a, order, scalar_bytes) * 32.0;
   }

@@ -86,6 +86,11 @@ HostCsr<Scalar> transpose(const HostCsr<Scalar>& a);
 // Entries per row (nrows values).
 template <class Scalar>
 std::vector<std::int64_t> row_lengths(const HostCsr<Scalar>& a);
+// Row numbers ordered by length, shortest or longest first; equal lengths
+// keep the caller's order. csr-adaptive walks its rows shortest first,
+// PELLR and JAD store theirs longest first, and the model counts bytes in
+// the order a format walks.
+std::vector<ordinal_t> rows_by_length(const std::vector<std::int64_t>& lengths, bool descending);
 
 // Bytes of y = Ax's minimum traffic for CSR with 32-bit indices: values,
 // column indices and row offsets once, x once, y once. The roofline every

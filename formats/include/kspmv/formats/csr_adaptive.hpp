@@ -117,9 +117,7 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, c
     throw FormatCannotHoldError("csr-adaptive: " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit row offsets (max 2^31-1)");
   const auto len = row_lengths(a);
-  std::vector<int> order(static_cast<std::size_t>(a.nrows));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int u, int v) { return len[u] < len[v]; });
+  const std::vector<ordinal_t> order = rows_by_length(len, false);
   std::vector<std::int64_t> sorted_len(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) sorted_len[i] = len[order[i]];
   d.host_ranges = tpr_ranges(sorted_len, D::block_threads);

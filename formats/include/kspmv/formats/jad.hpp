@@ -48,7 +48,7 @@ JadDevice<Scalar, ExecSpace> to_jad(const HostCsr<Scalar>& a, const ConvertOptio
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("jad: " + std::to_string(a.nnz()) + " entries exceed its 32-bit index");
   const auto len = row_lengths(a);
-  const auto perm = detail::rows_by_length_descending(len);
+  const auto perm = rows_by_length(len, true);
   std::vector<int> rl(len.size());
   for (std::size_t r = 0; r < perm.size(); ++r) rl[r] = static_cast<int>(len[perm[r]]);
   j.ndiag = rl.empty() ? 0 : rl[0];

@@ -26,16 +26,6 @@
 
 namespace kspmv {
 
-namespace detail {
-// Rows by length, longest first; ties keep the caller's order.
-inline std::vector<ordinal_t> rows_by_length_descending(const std::vector<std::int64_t>& len) {
-  std::vector<ordinal_t> p(len.size());
-  std::iota(p.begin(), p.end(), 0);
-  std::stable_sort(p.begin(), p.end(), [&](ordinal_t a, ordinal_t b) { return len[a] > len[b]; });
-  return p;
-}
-}  // namespace detail
-
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 struct PellrDevice {
   using scalar_type = Scalar;
@@ -76,7 +66,7 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const HostCsr<Scalar>& a, const ConvertO
   p.order = opt.output_order;
   p.kernel = opt.kernel;
   const auto len = row_lengths(a);
-  auto perm = detail::rows_by_length_descending(len);
+  auto perm = rows_by_length(len, true);
   std::vector<std::int64_t> sorted_len(len.size());
   for (std::size_t r = 0; r < perm.size(); ++r) sorted_len[r] = len[perm[r]];
   p.ellr_iterations = warp_iterations(len);
