@@ -216,7 +216,16 @@ TEST(Ehyb, InlineAndSeparateExtraRows) {
   const std::vector<std::pair<std::string, HostCsr<double>>> mats = {
       {"lap3d:14", generate<double>("lap3d:14")},
       {"uniform", generate<double>("uniform:3000:0:25:seed=9")},
-      {"nothing in part", to_csr(far)}};
+      {"nothing in part", to_csr(far)},
+      {"a row with 200 extra entries", [] {
+         HostCoo<double> c(3000, 3000);
+         for (int i = 0; i < 3000; ++i) {  // a chain, so the long row's columns lie in many parts
+           c.add(i, i, 2.0);
+           if (i > 0) c.add(i, i - 1, -1.0);
+         }
+         for (int k = 0; k < 200; ++k) c.add(1500, (7 * k + 11) % 3000, 1.0 / (k + 1));
+         return to_csr(c);
+       }()}};
   for (const auto& [name, a] : mats)
     for (ErLayout layout : {ErLayout::Inline, ErLayout::Separate})
       for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal})
@@ -250,54 +259,74 @@ TEST(Ehyb, InlineAndSeparateExtraRows) {
         }
 }
 
-// ErLayout::Auto: inline where rows' outside counts are even (a stencil),
-// separate where each part has only two or three rows with very many
-// outside entries: even sorted into one slice (outside count first), they
-// widen that slice's inline segment for all 32 lanes.
-TEST(Ehyb, AutoExtraRowLayoutWeighsPadding) {
-  auto layout_of = [](const HostCsr<double>& a) {
-    const auto o = small_windows(2048, KernelPath::Portable, Partitioner::Contiguous);
-    auto p = props(Matrix<double>::convert(a, Format::Ehyb, o));
-    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, Matrix<double>::convert(a, Format::Ehyb, o), 1.0, 0.0));
-    return p["er"];
-  };
-  EXPECT_EQ(layout_of(generate<double>("lap3d:14")), "inline");
-  const int n = 4096;
+// ErLayout::Auto: inline (packed, so never padded) up to kEhybInlineMaxNnz
+// nonzeros and while every row's outside count fits 16 bits, separate
+// beyond; Inline past that count is an error that says why.
+TEST(Ehyb, ExtraRowLayoutChoice) {
+  EXPECT_TRUE(ehyb_er_inline(ErLayout::Auto, 1000, 5000));
+  EXPECT_TRUE(ehyb_er_inline(ErLayout::Auto, kEhybInlineMaxRowExtra, kEhybInlineMaxNnz));
+  EXPECT_FALSE(ehyb_er_inline(ErLayout::Auto, kEhybInlineMaxRowExtra + 1, 5000));
+  EXPECT_FALSE(ehyb_er_inline(ErLayout::Auto, 1000, kEhybInlineMaxNnz + 1));
+  EXPECT_TRUE(ehyb_er_inline(ErLayout::Inline, kEhybInlineMaxRowExtra, kEhybInlineMaxNnz + 1));
+  EXPECT_FALSE(ehyb_er_inline(ErLayout::Separate, 1000, 5000));
+  try {
+    ehyb_er_inline(ErLayout::Inline, 70000, 5000);
+    ADD_FAILURE() << "inline extra rows with 70000 in a row accepted";
+  } catch (const FormatCannotHoldError& e) {
+    EXPECT_NE(std::string(e.what()).find("70000"), std::string::npos) << e.what();
+  }
+}
+
+// Packed inline extra rows: no padding whatever the rows' outside counts
+// (a few rows with 150 outside entries beside rows with none to six), each
+// slice's entries the sum of its rows' counts, rows in Algorithm 1's order
+// inside each part, results right in both kernel paths and orders.
+TEST(Ehyb, PackedExtraRowsHaveNoPadding) {
+  const int n = 4100;  // the last part ends in a partial slice
   HostCoo<double> c(n, n);
   for (int i = 0; i < n; ++i) {
     const int part_begin = i / 256 * 256;  // the contiguous parts of 2048-byte windows
-    for (int k = 0; k <= (i * 7) % 20; ++k) c.add(i, part_begin + (i + k) % 256, 1.0 + k);
+    for (int k = 0; k <= (i * 7) % 20; ++k) c.add(i, std::min(n - 1, part_begin + (i + k) % 256), 1.0 + k);
+    for (int k = 0; k < (i * 5) % 7; ++k) c.add(i, (i + 1000 + 31 * k) % n, 0.5 - k);
     if (i % 97 == 0)
-      for (int k = 0; k < 150; ++k) c.add(i, (part_begin + 1024 + 13 * k) % n, 0.5);
-  }
-  EXPECT_EQ(layout_of(to_csr(c)), "separate");
-}
-
-// Parts leave Algorithm 1's row order where another order moves fewer
-// inline bytes (rows with many extra entries share a slice), never with
-// separate ER, never where no order pads less; results unchanged.
-TEST(Ehyb, RowOrderWherePaddingShrinks) {
-  // Enough rows for parts of several slices on a 132-SM device too.
-  const int n = 40960;
-  HostCoo<double> c(n, n);
-  for (int i = 0; i < n; ++i) {
-    for (int k = 0; k <= (i * 7) % 12; ++k) c.add(i, std::min(n - 1, i + k), 1.0 + k);
-    if (i % 5 == 0)  // every fifth row: 8 entries far away, outside any part
-      for (int k = 0; k < 8; ++k) c.add(i, (i + n / 2 + 7 * k) % n, 0.25);
+      for (int k = 0; k < 150; ++k) c.add(i, (part_begin + 1024 + 13 * k) % n, 0.25 * k);
   }
   const auto a = to_csr(c);
-  auto o = small_windows(2048, KernelPath::Auto, Partitioner::Contiguous);
-  const auto m = Matrix<double>::convert(a, Format::Ehyb, o);
-  const auto p = props(m);
-  EXPECT_GT(2 * std::stoi(p.at("parts_reordered")), std::stoi(p.at("parts"))) << p.at("parts");
-  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.5));
-  o.ehyb_er = ErLayout::Separate;
-  const auto sep = Matrix<double>::convert(a, Format::Ehyb, o);
-  EXPECT_EQ(props(sep)["parts_reordered"], "0");
-  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, sep, 1.0, 0.5));
-  o.ehyb_er = ErLayout::Auto;
-  EXPECT_EQ(props(Matrix<double>::convert(generate<double>("lap1d:40960"), Format::Ehyb, o))["parts_reordered"],
-            "0");  // two boundary rows a part: the in-part order pads no more
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
+    auto o = small_windows(2048, k, Partitioner::Contiguous);
+    const auto f = to_ehyb<double, Space>(a, o);
+    ASSERT_TRUE(f.er_inline);
+    EXPECT_GT(f.report.er_nnz, 150 * (n / 97));
+    EXPECT_EQ(f.report.er_slots, f.report.er_nnz);
+    const auto start = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_start);
+    const auto count = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_count);
+    ASSERT_EQ(start.extent(0), f.slice_width.extent(0) + 1);
+    ASSERT_EQ(count.extent(0), std::size_t(n));
+    EXPECT_EQ(start(start.extent(0) - 1), f.report.er_nnz);
+    const auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+    const auto ps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.part_start);
+    const auto pslice = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.part_slice);
+    for (int q = 0; q < f.report.parts; ++q)  // a slice: 32 rows of its part (fewer at the part's end)
+      for (int s = pslice(q); s < pslice(q + 1); ++s) {
+        int sum = 0;
+        for (int r = ps(q) + (s - pslice(q)) * 32; r < std::min(ps(q + 1), ps(q) + (s - pslice(q) + 1) * 32); ++r)
+          sum += count(r);
+        ASSERT_EQ(start(s + 1) - start(s), sum) << "slice " << s;
+      }
+    auto in_part = [&](ordinal_t o, int q) {
+      int m = 0;
+      for (offset_t e = a.row_ptr[o]; e < a.row_ptr[o + 1]; ++e) {
+        const int col = a.col_idx[e];
+        m += std::find(perm.data() + ps(q), perm.data() + ps(q + 1), col) != perm.data() + ps(q + 1);
+      }
+      return m;
+    };
+    for (int q = 0; q < f.report.parts; ++q)
+      for (int r = ps(q); r + 1 < ps(q + 1); ++r) ASSERT_GE(in_part(perm(r), q), in_part(perm(r + 1), q)) << r;
+    expect_matches(a, o, "packed extra rows, kernel " + std::to_string(int(k)));
+    o.output_order = OutputOrder::Internal;
+    expect_internal_order_matches(a, o, "packed extra rows, internal order, kernel " + std::to_string(int(k)));
+  }
 }
 
 TEST(Ehyb, OptionErrors) {

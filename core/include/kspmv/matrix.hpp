@@ -163,7 +163,6 @@ Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
           {"k_times_p", std::to_string(r.k) + " x " + std::to_string(r.processors)},
           {"window_rows", std::to_string(r.window_rows)},
           {"parts_per_sm", std::to_string(r.parts_per_sm)},
-          {"parts_reordered", std::to_string(r.parts_reordered)},
           {"shared_bytes", std::to_string(r.shared_bytes)},
           {"pct_cached", percent(double(r.ell_nnz), double(f.nnz))},
           {"er_rows", std::to_string(r.er_rows)},

@@ -30,17 +30,18 @@ enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
 // and costs x locality and a permuted y.
 enum class RowSort { Auto, Always, Never };
 
-// EHYB's extra-row entries. Inline: beside each slice as a second,
-// 32-bit-column segment that the row's lane sums before writing y once.
-// Separate: the paper's ER slices sorted by count, a second pass adding
-// into y through yIdxER. Auto: inline up to kEhybInlineMaxNnz nonzeros
-// (measured on the H100: inline 4-13% faster on all seven FEM and stencil
-// matrices of 5M-56M nonzeros, separate 5% and 18% faster on the two of
-// 104M and 116M), and only while its padded slots cost under 4x the separate
-// layout's bytes (a few rows with very many outside entries would widen
-// every slice; the measured FEM and stencil matrices are at 0.5x-2.6x).
+// EHYB's extra-row entries. Inline: each 32-row slice's entries packed
+// without padding, row after row, with a 16-bit count a row (so at most
+// kEhybInlineMaxRowExtra a row), summed by the row's lane before it writes
+// y once. Separate: the paper's ER slices sorted by count, a second pass
+// adding into y through yIdxER. Auto: inline up to kEhybInlineMaxNnz
+// nonzeros where the counts fit, separate beyond. (Measured on
+// the H100 with session 8's padded inline layout: inline 4-13% faster on
+// all seven FEM and stencil matrices of 5M-56M nonzeros, separate 5% and
+// 18% faster on the two of 104M and 116M.)
 enum class ErLayout { Auto, Inline, Separate };
 constexpr std::int64_t kEhybInlineMaxNnz = 64'000'000;
+constexpr std::int64_t kEhybInlineMaxRowExtra = 65535;
 
 // How a row-sorting format's CUDA kernel returns y in the caller's order
 // (EVC-HYB): Scatter writes each row's result through the permutation;

@@ -8,11 +8,14 @@
 //    own width, column-major inside the slice) whose column indices are
 //    16-bit offsets into the part's x window (§3.4): 2 bytes instead of 4.
 //  - The other entries ("extra rows", ER), with 32-bit columns: by default
-//    inline, a second segment of each slice (same rows, own width) that the
-//    row's lane sums before it writes y once; or, as the paper stores them
-//    (ConvertOptions::ehyb_er, ErLayout), sliced separately over the
-//    rows that have any, sorted by their count, with the map er_y back to y
-//    (yIdxER) and a second pass adding into y.
+//    inline, each slice's entries packed row after row with no padding and
+//    a 16-bit count a row, which the row's lane sums (finding its first
+//    through a scan of the counts) before it writes y once; or, as the paper stores them (ConvertOptions::ehyb_er,
+//    ErLayout), sliced separately over the rows that have any, sorted by
+//    their count, with the map er_y back to y (yIdxER) and a second pass
+//    adding into y. Inline ER once used padded per-slice segments: every
+//    lane paid its slice's widest extra row (bracket P1 10.95, pipe P2 12.16
+//    matrix bytes a nonzero, packed 10.3 and 10.4).
 //
 // The kernel loads a part's x window into team scratch once; the part's
 // slices then read x from scratch only (inline ER entries read x from
@@ -21,6 +24,9 @@
 // recomputes ER (the original skips it after the first call), and the
 // result is the same bits on every run. Padding is marked (0xFFFF / -1)
 // and skipped, so Inf or NaN in x never meets a padding zero.
+// Rows inside a part keep Algorithm 1's order in both layouts (session 8
+// chose among four orders to pad inline segments less; packed, nothing
+// to choose).
 //
 // x and y: in the caller's order by default (the window load gathers x
 // through the permutation, y is written through it), or both in the
@@ -31,7 +37,6 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
-#include <functional>
 #include <numeric>
 
 #include "kspmv/config.hpp"
@@ -56,12 +61,11 @@ struct EhybReport {
   int parts = 0;            // K * P (fewer for tiny matrices: >= 32 rows a part)
   int window_rows = 0;      // the largest part: the x window of eq. (2)
   int parts_per_sm = 1;     // parts an SM holds at once (the window's share of its scratch)
-  int parts_reordered = 0;  // parts whose rows left Algorithm 1's order (fewer inline bytes)
   std::int64_t shared_bytes = 0;  // the scratch a part's window may take
   std::int64_t ell_nnz = 0, er_nnz = 0, ell_slots = 0, er_slots = 0;
   std::int64_t er_rows = 0;
   std::int64_t long_rows = 0, long_nnz = 0;
-  double er_inline_bytes = 0, er_separate_bytes = 0;  // what ErLayout::Auto weighs
+  double er_inline_bytes = 0, er_separate_bytes = 0;  // the extra rows' bytes in each layout
   double partition_seconds = 0, reorder_seconds = 0;
   double bytes_per_nonzero = 0;      // matrix bytes moved per nonzero
   double csr_bytes_per_nonzero = 0;  // the same for CSR with 32-bit indices
@@ -84,8 +88,15 @@ struct EhybDevice {
   Kokkos::View<int*, memory_space> slice_width, slice_offset;
   Kokkos::View<std::uint16_t*, memory_space> ell_col;  // offset in the part's window
   Kokkos::View<Scalar*, memory_space> ell_val;
-  bool er_inline = true;  // er_* indexed by ELL slice (no er_y, no second pass)
-  int er_slices = 0;      // separate ER slices (0 when inline)
+  // Extra rows. Inline: each ELL slice's entries packed in
+  // [er_start(s), er_start(s + 1)) of er_col / er_val, row after row, the
+  // counts in er_count (one per internal row): no padding, no er_y, no
+  // second pass. Separate: er_slices padded slices (er_width, er_offset,
+  // er_col) over the ER rows, er_y their rows.
+  bool er_inline = true;
+  int er_slices = 0;
+  Kokkos::View<int*, memory_space> er_start;
+  Kokkos::View<std::uint16_t*, memory_space> er_count;
   Kokkos::View<int*, memory_space> er_width, er_offset, er_col, er_y;
   Kokkos::View<Scalar*, memory_space> er_val;
   // Long rows (more than ehyb_long_row entries), whole, as CSR sorted by
@@ -101,10 +112,10 @@ struct EhybDevice {
 
   std::size_t storage_bytes() const {
     return (new_to_old.span() + part_start.span() + part_slice.span() + slice_width.span() + slice_offset.span() +
-            er_width.span() + er_offset.span() + er_col.span() + er_y.span()) *
+            er_start.span() + er_width.span() + er_offset.span() + er_col.span() + er_y.span()) *
                sizeof(int) +
            (long_ranges.span() + long_row_ptr.span() + long_col.span() + long_y.span()) * sizeof(int) +
-           ell_col.span() * sizeof(std::uint16_t) + (ell_val.span() + er_val.span() + long_val.span()) * sizeof(Scalar);
+           (ell_col.span() + er_count.span()) * sizeof(std::uint16_t) + (ell_val.span() + er_val.span() + long_val.span()) * sizeof(Scalar);
   }
 };
 
@@ -141,6 +152,19 @@ void build_slices(const Rows& rows, const Entries& entries, Index pad, std::vect
   }
 }
 }  // namespace detail
+
+// Whether the extra rows go inline (ErLayout): Auto takes inline up to
+// kEhybInlineMaxNnz nonzeros where every row's extra entries fit its
+// 16-bit count; Inline asked for past that count is an error.
+inline bool ehyb_er_inline(ErLayout want, std::int64_t most_extra_in_a_row, std::int64_t nnz) {
+  const bool countable = most_extra_in_a_row <= kEhybInlineMaxRowExtra;
+  if (want == ErLayout::Inline && !countable)
+    throw FormatCannotHoldError("ehyb: inline extra rows count each row's entries outside its part in 16 bits, so at "
+                                "most " + std::to_string(kEhybInlineMaxRowExtra) + "; a row here has " +
+                                std::to_string(most_extra_in_a_row) +
+                                " (use ehyb_er = separate or auto, or a smaller ehyb_long_row)");
+  return want == ErLayout::Inline || (want == ErLayout::Auto && countable && nnz <= kEhybInlineMaxNnz);
+}
 
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
@@ -229,97 +253,47 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
       if (part_of[a.col_idx[k]] == part_of[i]) ++in_part[i];
   }
   // Inside each part: descending in-part count (Algorithm 1), then
-  // descending count outside the part (so inline ER segments pad little);
-  // ties keep the part's order. Where ER may be inline, a part takes
-  // instead whichever of three other orders moves fewer bytes, since every
-  // lane of a slice pays both of its widths: outside count first (rows
-  // with as many extra entries share a slice), total length first, or
-  // outside count in classes (0, 1-2, 3-4, 5-8, 9+) and then in-part count.
-  // Matrix bytes a nonzero on 264 parts: bracket P1 11.5 -> 10.95, pipe P2
-  // 13.1 -> 12.2 (CSR: 12.3 and 12.1).
+  // descending count outside the part; ties keep the part's order. Inline
+  // extra rows are packed without padding, so this order, which pads the
+  // sliced ELL least, serves both layouts.
   auto outside = [&](ordinal_t o) { return is_long[o] ? std::int64_t(0) : a.row_length(o) - in_part[o]; };
-  auto outside_class = [&](ordinal_t o) {
-    const std::int64_t e = outside(o);
-    return e == 0 ? 0 : e <= 2 ? 1 : e <= 4 ? 2 : e <= 8 ? 3 : 4;
-  };
-  using Key = std::function<std::pair<std::int64_t, std::int64_t>(ordinal_t)>;  // sorted descending
-  const Key keys[] = {
-      [&](ordinal_t o) { return std::make_pair(in_part[o], outside(o)); },  // Algorithm 1 (first)
-      [&](ordinal_t o) { return std::make_pair(outside(o), in_part[o]); },
-      [&](ordinal_t o) { return std::make_pair(in_part[o] + outside(o), outside(o)); },
-      [&](ordinal_t o) { return std::make_pair(std::int64_t(outside_class(o)), in_part[o]); }};
-  // Slots of a part's 32-row slices in a given row order: in-part and
-  // inline ER, every lane paying its slice's widths.
-  auto slice_slots = [&](const ordinal_t* first, const ordinal_t* last) {
-    std::pair<std::int64_t, std::int64_t> slots{0, 0};
-    for (const ordinal_t* r = first; r < last; r += std::min<std::ptrdiff_t>(32, last - r)) {
-      std::int64_t w = 0, ew = 0;
-      for (const ordinal_t* i = r; i < std::min(r + 32, last); ++i) {
-        w = std::max(w, in_part[*i]);
-        ew = std::max(ew, outside(*i));
-      }
-      slots.first += 32 * w;
-      slots.second += 32 * ew;
-    }
-    return slots;
-  };
-  auto inline_bytes_of = [&](const ordinal_t* first, const ordinal_t* last) {
-    const auto slots = slice_slots(first, last);
-    return double(slots.first) * (tau + 2) + double(slots.second) * (tau + 4);
-  };
   std::vector<ordinal_t> new_to_old = part.new_to_old;
-  std::vector<ordinal_t> alt;
-  for (int q = 0; q < rep.parts; ++q) {
-    ordinal_t* first = new_to_old.data() + part.part_start[q];
-    ordinal_t* last = new_to_old.data() + part.part_start[q + 1];
-    auto sort_by = [](ordinal_t* b, ordinal_t* e, const Key& key) {
-      std::stable_sort(b, e, [&](ordinal_t u, ordinal_t v) { return key(u) > key(v); });
-    };
-    sort_by(first, last, keys[0]);
-    if (opt.ehyb_er == ErLayout::Separate) continue;
-    double best = inline_bytes_of(first, last);
-    bool changed = false;
-    for (std::size_t k = 1; k < std::size(keys); ++k) {
-      alt.assign(first, last);
-      sort_by(alt.data(), alt.data() + alt.size(), keys[k]);
-      const double b = inline_bytes_of(alt.data(), alt.data() + alt.size());
-      if (b < best) {
-        best = b;
-        std::copy(alt.begin(), alt.end(), first);
-        changed = true;
-      }
-    }
-    rep.parts_reordered += changed;
-  }
+  for (int q = 0; q < rep.parts; ++q)
+    std::stable_sort(new_to_old.data() + part.part_start[q], new_to_old.data() + part.part_start[q + 1],
+                     [&](ordinal_t u, ordinal_t v) {
+                       return std::make_pair(in_part[u], outside(u)) > std::make_pair(in_part[v], outside(v));
+                     });
   // ER rows: those with entries outside their part, most such entries
   // first (the order the paper's separate layout slices them in).
   std::vector<std::pair<ordinal_t, std::int64_t>> er_rows;
+  std::int64_t er_nnz = 0;
   for (ordinal_t r = 0; r < n; ++r) {
     const ordinal_t o = new_to_old[r];
     if (outside(o) > 0) er_rows.emplace_back(o, outside(o));
+    er_nnz += outside(o);
   }
   std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
-  // Extra-row layout: slots of each, from the counts alone (ErLayout::Auto).
+  // Extra-row layout. Inline packs each slice's entries (no padding) and a
+  // 16-bit count a row. Separate pads each ER slice to its longest row and
+  // adds er_y and a second pass that reads and writes y again.
   {
-    std::int64_t inline_slots = 0, separate_slots = 0;
-    for (int q = 0; q < rep.parts; ++q)
-      inline_slots += slice_slots(new_to_old.data() + part.part_start[q], new_to_old.data() + part.part_start[q + 1]).second;
+    std::int64_t separate_slots = 0, slices = 0;
     for (std::size_t s = 0; s < er_rows.size(); s += 32) separate_slots += 32 * er_rows[s].second;
-    const double inline_bytes = double(inline_slots) * (tau + 4);
-    const double separate_bytes = double(separate_slots) * (tau + 4) + double(er_rows.size()) * (4 + 2 * tau);
-    rep.er_inline_bytes = inline_bytes;
-    rep.er_separate_bytes = separate_bytes;
-    d.er_inline = opt.ehyb_er == ErLayout::Inline ||
-                  (opt.ehyb_er == ErLayout::Auto && a.nnz() <= kEhybInlineMaxNnz && inline_bytes <= 4.0 * separate_bytes);
+    for (int q = 0; q < rep.parts; ++q) slices += (part.part_start[q + 1] - part.part_start[q] + 31) / 32;
+    rep.er_inline_bytes = double(er_nnz) * (tau + 4) + 4.0 * double(slices + 1) + 2.0 * double(n);
+    rep.er_separate_bytes = double(separate_slots) * (tau + 4) + double(er_rows.size()) * (4 + 2 * tau);
+    std::int64_t most_extra = 0;
+    for (const auto& r : er_rows) most_extra = std::max(most_extra, r.second);
+    d.er_inline = ehyb_er_inline(opt.ehyb_er, most_extra, a.nnz());
   }
   const auto old_to_new = inverse_permutation(new_to_old);
   const bool caller = d.order == OutputOrder::Caller;
-  // Sliced ELL of the in-part entries, part by part; inline ER segments
-  // beside each slice.
+  // Sliced ELL of the in-part entries, part by part; inline ER entries
+  // packed slice by slice (lane order, then column order) beside them.
   std::vector<int> width, offset, part_slice(1, 0);
-  std::vector<std::uint16_t> ecol;
+  std::vector<std::uint16_t> ecol, er_count;
   std::vector<Scalar> eval;
-  std::vector<int> er_width, er_offset, er_col, er_y;
+  std::vector<int> er_width, er_offset, er_col, er_y, er_start;
   std::vector<Scalar> er_val;
   auto er_entries = [&](ordinal_t orow, std::vector<std::pair<int, Scalar>>& e) {
     if (is_long[orow]) return;
@@ -329,11 +303,23 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   };
   for (int q = 0; q < rep.parts; ++q) {
     const ordinal_t ps = part.part_start[q], pe = part.part_start[q + 1];
-    std::vector<std::pair<ordinal_t, std::int64_t>> rows, er_of_rows;
+    std::vector<std::pair<ordinal_t, std::int64_t>> rows;
     for (ordinal_t r = ps; r < pe; ++r) rows.emplace_back(new_to_old[r], in_part[new_to_old[r]]);
     if (d.er_inline) {
-      for (ordinal_t r = ps; r < pe; ++r) er_of_rows.emplace_back(new_to_old[r], outside(new_to_old[r]));
-      detail::build_slices<int, Scalar>(er_of_rows, er_entries, -1, er_width, er_offset, er_col, er_val, "extra-rows");
+      std::vector<std::pair<int, Scalar>> e;
+      if (er_start.empty()) er_start.push_back(0);
+      for (ordinal_t r = ps; r < pe; ++r) {
+        e.clear();
+        er_entries(new_to_old[r], e);
+        for (const auto& [c, v] : e) {
+          er_col.push_back(c);
+          er_val.push_back(v);
+        }
+        er_count.push_back(static_cast<std::uint16_t>(e.size()));  // ehyb_er_inline checked the bound
+        if (er_col.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+          throw FormatCannotHoldError("ehyb: the extra-rows part holds more than 2^31 entries");
+        if ((r - ps) % 32 == 31 || r + 1 == pe) er_start.push_back(static_cast<int>(er_col.size()));
+      }
     }
     detail::build_slices<std::uint16_t, Scalar>(
         rows,
@@ -383,7 +369,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   rep.ell_nnz = a.nnz() - rep.er_nnz - rep.long_nnz;
   if (a.nnz() > 0) {
     rep.bytes_per_nonzero = (double(rep.ell_slots) * (tau + 2) + double(rep.er_slots + rep.long_nnz) * (tau + 4) +
-                             4.0 * double(er_y.size() + width.size() + er_width.size())) /
+                             4.0 * double(er_y.size() + width.size() + er_width.size() + er_start.size()) + 2.0 * double(er_count.size())) /
                             double(a.nnz());
     rep.csr_bytes_per_nonzero = (double(a.nnz()) * (tau + 4) + 4.0 * double(n + 1)) / double(a.nnz());
   }
@@ -399,6 +385,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   d.er_width = detail::upload<int, M>(er_width, "kspmv::ehyb::er_width");
   d.er_offset = detail::upload<int, M>(er_offset.empty() ? std::vector<int>{0} : er_offset, "kspmv::ehyb::er_offset");
   d.er_col = detail::upload<int, M>(er_col, "kspmv::ehyb::er_col");
+  d.er_start = detail::upload<int, M>(er_start, "kspmv::ehyb::er_start");
+  d.er_count = detail::upload<std::uint16_t, M>(er_count, "kspmv::ehyb::er_count");
   d.er_val = detail::upload<Scalar, M>(er_val, "kspmv::ehyb::er_val");
   d.er_y = detail::upload<int, M>(er_y, "kspmv::ehyb::er_y");
   d.long_ranges = detail::upload_ranges<M>(d.long_host_ranges, "kspmv::ehyb::long_ranges");
@@ -481,7 +469,8 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
       return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, cuda::ehyb_block_for(A.report.parts_per_sm),
                              A.report.window_rows, A.part_start.data(),
                              A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
-                             A.ell_val.data(), A.er_inline, A.er_slices, static_cast<int>(A.report.er_rows),
+                             A.ell_val.data(), A.er_inline ? A.er_start.data() : nullptr,
+                             A.er_inline ? A.er_count.data() : nullptr, A.er_slices, static_cast<int>(A.report.er_rows),
                              A.er_width.data(), A.er_offset.data(), A.er_col.data(), A.er_val.data(), A.er_y.data(),
                              caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data());
   }
@@ -500,8 +489,8 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
   const auto ecol = A.ell_col;
   const auto eval = A.ell_val;
   const bool er_inline = A.er_inline;
-  const auto iw = A.er_width;
-  const auto io = A.er_offset;
+  const auto est = A.er_start;
+  const auto ecount = A.er_count;
   const auto ic = A.er_col;
   const auto iv = A.er_val;
   // Sliced ELL: a team per part, x window in scratch, a slice per thread
@@ -527,13 +516,10 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
               if (c == EhybDevice<Scalar, ExecSpace>::padding) break;
               sum += eval(base + k * 32) * xw(c);
             }
-            if (er_inline) {
-              const int ew = iw(s), eb = io(s) + lane;
-              for (int k = 0; k < ew; ++k) {
-                const int c = ic(eb + k * 32);
-                if (c < 0) break;
-                sum += iv(eb + k * 32) * x(c);
-              }
+            if (er_inline) {  // the slice's entries, row after row: this row's follow the earlier lanes'
+              int k = est(s);
+              for (int i = ps + (s - s0) * 32; i < r; ++i) k += ecount(i);
+              for (const int end = k + ecount(r); k < end; ++k) sum += iv(k) * x(ic(k));
             }
             combine_y(y, caller ? perm(r) : r, alpha, sum, beta);
           });

@@ -101,6 +101,29 @@ __device__ __forceinline__ Scalar padded_slots_dot(int width, long pitch, const 
   return sum;
 }
 
+// A lane's own len contiguous entries (32-bit columns, x in global
+// memory), four loads in flight a step. Neighbouring lanes' entries follow
+// one another, so the lines stay in L1 for the lanes' next steps (ld_walk).
+template <class Scalar>
+__device__ __forceinline__ Scalar walked_row_dot(int len, const int* __restrict__ cp, const Scalar* __restrict__ vp,
+                                                 const Scalar* __restrict__ x) {
+  const unsigned long long pol = l2_evict_first_policy();
+  Scalar sum = 0;
+  for (int k = 0; k < len; k += 4) {
+    int c[4];
+    Scalar v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      c[u] = k + u < len ? ld_walk(cp + k + u, pol) : -1;
+      v[u] = k + u < len ? ld_walk(vp + k + u, pol) : Scalar(0);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
+  }
+  return sum;
+}
+
 // The same with 32-bit columns, -1 as padding and x in global memory.
 template <bool ValuesAhead = false, class Scalar>
 __device__ __forceinline__ Scalar padded_row_dot(int width, long pitch, const int* __restrict__ cp,

@@ -3,8 +3,9 @@
 // x is in the caller's order), then its warps take the part's 32-row slices
 // through a counter in shared memory (set up anew by every block of every
 // call), one row per lane, x read from shared memory through 16-bit
-// offsets, then (inline ER, the default) the row's entries outside the part
-// from x in global memory, and writes y once. With separate ER the extra
+// offsets, then (inline ER, the default) its own entries outside the part
+// (packed lane after lane, found through a warp scan of the rows' counts)
+// with x from global memory, and writes y once. With separate ER the extra
 // rows follow as a second launch, a warp per ER slice, adding into y. No
 // atomics touch y, so results are the same bits on every run.
 #pragma once
@@ -29,10 +30,10 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
     ehyb_ell_kernel(const int* __restrict__ part_start, const int* __restrict__ part_slice,
                     const int* __restrict__ width, const int* __restrict__ offset,
                     const unsigned short* __restrict__ col, const Scalar* __restrict__ val,
-                    const int* __restrict__ er_width, const int* __restrict__ er_offset,
-                    const int* __restrict__ er_col, const Scalar* __restrict__ er_val,
-                    const int* __restrict__ new_to_old, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
-                    Scalar* __restrict__ y) {
+                    const int* __restrict__ er_start, const unsigned short* __restrict__ er_count,
+                    const int* __restrict__ er_col,
+                    const Scalar* __restrict__ er_val, const int* __restrict__ new_to_old, Scalar alpha,
+                    const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
   extern __shared__ __align__(16) unsigned char ehyb_shared[];
   Scalar* xw = reinterpret_cast<Scalar*>(ehyb_shared);
   __shared__ int next_slice;
@@ -45,25 +46,33 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
   __syncthreads();
   const int lane = threadIdx.x & 31;
   int s = s0 + static_cast<int>(threadIdx.x) / 32;
-  while (s < s1) {
+  while (s < s1) {  // s is the same on all the warp's lanes
     const int r = ps + (s - s0) * 32 + lane;
-    if (r < pe) {
-      // The slice's four offsets at once: the extra-row segment's do not
-      // wait for the in-part loop.
-      const int w = ldg(width + s), off = ldg(offset + s);
-      const int ew = er_width ? ldg(er_width + s) : 0, eoff = ew > 0 ? ldg(er_offset + s) : 0;
-      const int out = new_to_old ? ld_stream(new_to_old + r) : r;
-      // Values load beside their columns (x comes from shared memory, so a
-      // step costs one DRAM latency); rows in a slice are sorted by length,
-      // so the padding fetched is small.
-      Scalar sum = padded_slots_dot<true>(w, 32, col + off + lane, val + off + lane,
-                                          static_cast<unsigned short>(0xFFFF), [xw](unsigned short c) { return xw[c]; });
-      if (ew > 0) {  // inline extra-row entries: 32-bit columns into x
-        const int base = eoff + lane;
-        sum += padded_row_dot(ew, 32, er_col + base, er_val + base, x);
+    const bool row = r < pe;
+    // The slice's offsets at once; the extra-row part's do not wait for
+    // the in-part loop.
+    const int w = ldg(width + s), off = ldg(offset + s);
+    const int eb = er_start ? ldg(er_start + s) : 0, ee = er_start ? ldg(er_start + s + 1) : 0;
+    const int out = row ? (new_to_old ? ld_stream(new_to_old + r) : r) : 0;
+    const int extra = ee > eb && row ? ld_stream(er_count + r) : 0;
+    // Values load beside their columns (x comes from shared memory, so a
+    // step costs one DRAM latency); rows in a slice are sorted by length,
+    // so the padding fetched is small.
+    Scalar sum = row ? padded_slots_dot<true>(w, 32, col + off + lane, val + off + lane,
+                                              static_cast<unsigned short>(0xFFFF), [xw](unsigned short c) { return xw[c]; })
+                     : Scalar(0);
+    if (ee > eb) {  // the same on all the warp's lanes
+      // The slice's extra entries are packed lane after lane: a lane's
+      // first is the slice's start plus the counts of the lanes before it.
+      int before = extra;
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int t = __shfl_up_sync(0xffffffffu, before, d);
+        if (lane >= d) before += t;
       }
-      store_y(y, out, alpha, sum, beta);
+      sum += walked_row_dot(extra, er_col + eb + before - extra, er_val + eb + before - extra, x);
     }
+    if (row) store_y(y, out, alpha, sum, beta);
     int n = 0;
     if (lane == 0) n = atomicAdd(&next_slice, 1);
     s = __shfl_sync(0xffffffffu, n, 0);
@@ -84,12 +93,14 @@ __global__ void __launch_bounds__(256)
   y[ld_stream(er_y + e)] += alpha * sum;
 }
 
+// er_start and er_count: the inline extra rows (null when separate), with
+// er_col and er_val; er_slices > 0: the separate ones.
 template <class Scalar>
 void ehyb_spmv(cudaStream_t stream, int parts, int block, int window_rows, const int* part_start, const int* part_slice,
-               const int* width, const int* offset, const unsigned short* col, const Scalar* val, bool er_inline,
-               int er_slices,
-               int er_rows, const int* er_width, const int* er_offset, const int* er_col, const Scalar* er_val,
-               const int* er_y, const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
+               const int* width, const int* offset, const unsigned short* col, const Scalar* val, const int* er_start,
+               const unsigned short* er_count, int er_slices, int er_rows, const int* er_width, const int* er_offset,
+               const int* er_col, const Scalar* er_val, const int* er_y, const int* new_to_old, Scalar alpha,
+               const Scalar* x, Scalar beta, Scalar* y) {
   const int shared = window_rows * static_cast<int>(sizeof(Scalar));
   // One opt-in record per block size: each is its own kernel.
   auto launch = [&](auto threads) {
@@ -102,8 +113,8 @@ void ehyb_spmv(cudaStream_t stream, int parts, int block, int window_rows, const
       opted = shared;
     }
     ehyb_ell_kernel<Scalar, B><<<parts, B, shared, stream>>>(part_start, part_slice, width, offset, col, val,
-                                                             er_inline ? er_width : nullptr, er_offset, er_col,
-                                                             er_val, new_to_old, alpha, x, beta, y);
+                                                             er_start, er_count, er_col, er_val, new_to_old, alpha,
+                                                             x, beta, y);
     check_launch("kspmv::cuda::ehyb_ell_kernel");
   };
   if (parts > 0) {
