@@ -291,7 +291,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // One conversion option, as a suite entry or a runner suffix spells it
 // (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N|auto|paper|third, max_fill=F,
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
-// ehyb_min_parts_per_sm=N, ehyb_long_row=N, evc_rows_per_thread=N, evc_ell_lanes=N,
+// ehyb_min_parts_per_sm=N, ehyb_long_row=N, ehyb_padded_fill=F, evc_rows_per_thread=N, evc_ell_lanes=N,
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate, evc_caller_y=auto|scatter|gather,
 // kernel=auto|portable: the tuned CUDA path where there is one, or the
 // portable TeamPolicy kernel).
@@ -322,6 +322,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.ehyb_shared_bytes = std::stoll(v);
   else if (k == "ehyb_min_parts_per_sm" && !v.empty())
     o.ehyb_min_parts_per_sm = std::stoi(v);
+  else if (k == "ehyb_padded_fill" && !v.empty())
+    o.ehyb_padded_fill = std::stod(v);
   else if (k == "ehyb_long_row" && !v.empty())
     o.ehyb_long_row = std::stoll(v);
   else if (k == "evc_rows_per_thread" && !v.empty())

@@ -277,56 +277,81 @@ TEST(Ehyb, ExtraRowLayoutChoice) {
   }
 }
 
-// Packed inline extra rows: no padding whatever the rows' outside counts
-// (a few rows with 150 outside entries beside rows with none to six), each
-// slice's entries the sum of its rows' counts, rows in Algorithm 1's order
-// inside each part, results right in both kernel paths and orders.
-TEST(Ehyb, PackedExtraRowsHaveNoPadding) {
+// Inline extra rows, slice by slice: column-major and padded to the widest
+// row where at least ehyb_padded_fill of those slots hold entries, else
+// packed row after row (a few rows with 150 outside entries beside rows
+// with none to six, and a last run of rows with exactly three each); rows
+// in Algorithm 1's order inside each part; results right in both kernel
+// paths and orders.
+TEST(Ehyb, InlineExtraRowsPaddedOnlyWhereFull) {
   const int n = 4100;  // the last part ends in a partial slice
   HostCoo<double> c(n, n);
   for (int i = 0; i < n; ++i) {
     const int part_begin = i / 256 * 256;  // the contiguous parts of 2048-byte windows
+    if (i >= 3072) {  // whatever the parts: the diagonal in, three entries out
+      c.add(i, i, 4.0);
+      for (int k = 0; k < 3; ++k) c.add(i, (i + 1000 + 31 * k) % n, 0.5 - k);
+      continue;
+    }
     for (int k = 0; k <= (i * 7) % 20; ++k) c.add(i, std::min(n - 1, part_begin + (i + k) % 256), 1.0 + k);
     for (int k = 0; k < (i * 5) % 7; ++k) c.add(i, (i + 1000 + 31 * k) % n, 0.5 - k);
     if (i % 97 == 0)
       for (int k = 0; k < 150; ++k) c.add(i, (part_begin + 1024 + 13 * k) % n, 0.25 * k);
   }
   const auto a = to_csr(c);
-  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
-    auto o = small_windows(2048, k, Partitioner::Contiguous);
-    const auto f = to_ehyb<double, Space>(a, o);
-    ASSERT_TRUE(f.er_inline);
-    EXPECT_GT(f.report.er_nnz, 150 * (n / 97));
-    EXPECT_EQ(f.report.er_slots, f.report.er_nnz);
-    const auto start = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_start);
-    const auto count = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_count);
-    ASSERT_EQ(start.extent(0), f.slice_width.extent(0) + 1);
-    ASSERT_EQ(count.extent(0), std::size_t(n));
-    EXPECT_EQ(start(start.extent(0) - 1), f.report.er_nnz);
-    const auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
-    const auto ps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.part_start);
-    const auto pslice = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.part_slice);
-    for (int q = 0; q < f.report.parts; ++q)  // a slice: 32 rows of its part (fewer at the part's end)
-      for (int s = pslice(q); s < pslice(q + 1); ++s) {
-        int sum = 0;
-        for (int r = ps(q) + (s - pslice(q)) * 32; r < std::min(ps(q + 1), ps(q) + (s - pslice(q) + 1) * 32); ++r)
-          sum += count(r);
-        ASSERT_EQ(start(s + 1) - start(s), sum) << "slice " << s;
-      }
-    auto in_part = [&](ordinal_t o, int q) {
-      int m = 0;
-      for (offset_t e = a.row_ptr[o]; e < a.row_ptr[o + 1]; ++e) {
-        const int col = a.col_idx[e];
-        m += std::find(perm.data() + ps(q), perm.data() + ps(q + 1), col) != perm.data() + ps(q + 1);
-      }
-      return m;
-    };
-    for (int q = 0; q < f.report.parts; ++q)
-      for (int r = ps(q); r + 1 < ps(q + 1); ++r) ASSERT_GE(in_part(perm(r), q), in_part(perm(r + 1), q)) << r;
-    expect_matches(a, o, "packed extra rows, kernel " + std::to_string(int(k)));
-    o.output_order = OutputOrder::Internal;
-    expect_internal_order_matches(a, o, "packed extra rows, internal order, kernel " + std::to_string(int(k)));
-  }
+  for (KernelPath k : {KernelPath::Auto, KernelPath::Portable})
+    for (double fill : {ConvertOptions{}.ehyb_padded_fill, 0.0, 2.0}) {
+      auto o = small_windows(2048, k, Partitioner::Contiguous);
+      o.ehyb_padded_fill = fill;
+      const auto f = to_ehyb<double, Space>(a, o);
+      ASSERT_TRUE(f.er_inline);
+      EXPECT_GT(f.report.er_nnz, 150 * (3072 / 97));
+      const auto start = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_start);
+      const auto count = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_count);
+      const auto ew = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_width);
+      const auto ecol = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.er_col);
+      ASSERT_EQ(start.extent(0), f.slice_width.extent(0) + 1);
+      ASSERT_EQ(count.extent(0), std::size_t(n));
+      EXPECT_EQ(start(start.extent(0) - 1), f.report.er_slots);
+      int padded = 0, packed = 0;
+      const auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+      const auto ps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.part_start);
+      const auto pslice = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.part_slice);
+      for (int q = 0; q < f.report.parts; ++q)  // a slice: 32 rows of its part (fewer at the part's end)
+        for (int s = pslice(q); s < pslice(q + 1); ++s) {
+          int sum = 0, widest = 0;
+          for (int r = ps(q) + (s - pslice(q)) * 32; r < std::min(ps(q + 1), ps(q) + (s - pslice(q) + 1) * 32); ++r) {
+            sum += count(r);
+            widest = std::max<int>(widest, count(r));
+          }
+          const bool full = widest > 0 && sum >= o.ehyb_padded_fill * 32 * widest;
+          ASSERT_EQ(ew(s), full ? widest : 0) << "slice " << s;
+          ASSERT_EQ(start(s + 1) - start(s), full ? 32 * widest : sum) << "slice " << s;
+          if (full) {
+            ++padded;
+            ASSERT_EQ(std::count(ecol.data() + start(s), ecol.data() + start(s + 1), -1), 32 * widest - sum) << s;
+          } else {
+            packed += sum > 0;
+          }
+        }
+      auto in_part = [&](ordinal_t o, int q) {
+        int m = 0;
+        for (offset_t e = a.row_ptr[o]; e < a.row_ptr[o + 1]; ++e) {
+          const int col = a.col_idx[e];
+          m += std::find(perm.data() + ps(q), perm.data() + ps(q + 1), col) != perm.data() + ps(q + 1);
+        }
+        return m;
+      };
+      EXPECT_EQ(f.report.er_padded_slices, padded);
+      EXPECT_EQ(padded > 0, fill < 1) << fill;  // 0: every slice with extra rows padded; 2: none
+      EXPECT_EQ(packed > 0, fill > 0) << fill;
+      for (int q = 0; q < f.report.parts; ++q)
+        for (int r = ps(q); r + 1 < ps(q + 1); ++r) ASSERT_GE(in_part(perm(r), q), in_part(perm(r + 1), q)) << r;
+      const std::string what = "fill " + std::to_string(fill) + ", kernel " + std::to_string(int(k));
+      expect_matches(a, o, what);
+      o.output_order = OutputOrder::Internal;
+      expect_internal_order_matches(a, o, what + ", internal order");
+    }
 }
 
 TEST(Ehyb, OptionErrors) {
@@ -334,5 +359,10 @@ TEST(Ehyb, OptionErrors) {
   EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(-1)), InvalidArgumentError);
   EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(std::int64_t(1) << 40)), InvalidArgumentError);
   EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(100)), InvalidArgumentError);  // < 32 values
+  for (double fill : {-0.5, 2.5, std::nan("")}) {
+    ConvertOptions o;
+    o.ehyb_padded_fill = fill;
+    EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, o), InvalidArgumentError) << fill;
+  }
   EXPECT_THROW(Matrix<double>::convert(generate<double>("uniform:30:1:3:cols=40"), Format::Ehyb), FormatCannotHoldError);
 }

@@ -167,6 +167,7 @@ Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
           {"pct_cached", percent(double(r.ell_nnz), double(f.nnz))},
           {"er_rows", std::to_string(r.er_rows)},
           {"er", f.er_inline ? "inline" : "separate"},
+          {"er_padded_slices", std::to_string(r.er_padded_slices)},
           {"er_inline_vs_separate_bytes", std::to_string(r.er_separate_bytes > 0 ? r.er_inline_bytes / r.er_separate_bytes : 0.0)},
           {"long_rows", std::to_string(r.long_rows)},
           {"padding", percent(double(r.ell_slots + r.er_slots - f.nnz), double(f.nnz))},

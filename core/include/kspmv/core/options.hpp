@@ -108,6 +108,11 @@ struct ConvertOptions {
   // EHYB: where a row's entries outside its part ("extra rows") go (see
   // ErLayout).
   ErLayout ehyb_er = ErLayout::Auto;
+  // EHYB, inline extra rows: a slice keeps them column-major, padded to its
+  // widest row (coalesced loads, no count scan), where at least this share
+  // of those slots hold entries, else packed row after row. 0: padded
+  // wherever a slice has any; above 1: always packed. In [0, 2].
+  double ehyb_padded_fill = 0.75;
   // Padded formats (DIA, ELL, ELLR, HYB's ELL) check their storage against
   // the memory available before building it; a budget > 0 caps it further.
   std::int64_t memory_budget_bytes = 0;

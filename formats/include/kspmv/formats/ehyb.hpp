@@ -64,6 +64,7 @@ struct EhybReport {
   std::int64_t shared_bytes = 0;  // the scratch a part's window may take
   std::int64_t ell_nnz = 0, er_nnz = 0, ell_slots = 0, er_slots = 0;
   std::int64_t er_rows = 0;
+  std::int64_t er_padded_slices = 0;  // inline: slices whose extra rows stay column-major (ehyb_padded_fill)
   std::int64_t long_rows = 0, long_nnz = 0;
   double er_inline_bytes = 0, er_separate_bytes = 0;  // the extra rows' bytes in each layout
   double partition_seconds = 0, reorder_seconds = 0;
@@ -88,10 +89,11 @@ struct EhybDevice {
   Kokkos::View<int*, memory_space> slice_width, slice_offset;
   Kokkos::View<std::uint16_t*, memory_space> ell_col;  // offset in the part's window
   Kokkos::View<Scalar*, memory_space> ell_val;
-  // Extra rows. Inline: each ELL slice's entries packed in
-  // [er_start(s), er_start(s + 1)) of er_col / er_val, row after row, the
-  // counts in er_count (one per internal row): no padding, no er_y, no
-  // second pass. Separate: er_slices padded slices (er_width, er_offset,
+  // Extra rows. Inline: each ELL slice's entries in [er_start(s),
+  // er_start(s + 1)) of er_col / er_val, column-major and padded to
+  // er_width(s) where that is above 0, else packed row after row, the
+  // counts in er_count (one per internal row); no er_y, no second pass.
+  // Separate: er_slices padded slices (er_width, er_offset,
   // er_col) over the ER rows, er_y their rows.
   bool er_inline = true;
   int er_slices = 0;
@@ -189,6 +191,9 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   const bool tuned = false;
 #endif
   const std::int64_t limit = tuned ? fig.shared_optin - 64 : fig.team_scratch_max - 64;
+  if (!(opt.ehyb_padded_fill >= 0 && opt.ehyb_padded_fill <= 2))
+    throw InvalidArgumentError("ehyb: ehyb_padded_fill = " + std::to_string(opt.ehyb_padded_fill) +
+                               " is outside [0, 2]");
   if (opt.ehyb_shared_bytes < 0 || opt.ehyb_shared_bytes > limit)
     throw InvalidArgumentError("ehyb: ehyb_shared_bytes = " + std::to_string(opt.ehyb_shared_bytes) +
                                " is outside [0, " + std::to_string(limit) + "], the scratch one team may use here");
@@ -306,19 +311,43 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     std::vector<std::pair<ordinal_t, std::int64_t>> rows;
     for (ordinal_t r = ps; r < pe; ++r) rows.emplace_back(new_to_old[r], in_part[new_to_old[r]]);
     if (d.er_inline) {
-      std::vector<std::pair<int, Scalar>> e;
+      // A slice whose rows' outside counts are even keeps them column-major
+      // and padded to its widest row (coalesced, no count scan); the
+      // others are packed row after row.
       if (er_start.empty()) er_start.push_back(0);
-      for (ordinal_t r = ps; r < pe; ++r) {
-        e.clear();
-        er_entries(new_to_old[r], e);
-        for (const auto& [c, v] : e) {
-          er_col.push_back(c);
-          er_val.push_back(v);
+      std::vector<std::pair<int, Scalar>> e;
+      for (ordinal_t r0 = ps; r0 < pe; r0 += 32) {
+        const ordinal_t r1 = std::min<ordinal_t>(pe, r0 + 32);
+        std::int64_t widest = 0, sum = 0;
+        for (ordinal_t r = r0; r < r1; ++r) {
+          widest = std::max(widest, outside(new_to_old[r]));
+          sum += outside(new_to_old[r]);
+          er_count.push_back(static_cast<std::uint16_t>(outside(new_to_old[r])));  // ehyb_er_inline checked the bound
         }
-        er_count.push_back(static_cast<std::uint16_t>(e.size()));  // ehyb_er_inline checked the bound
+        const bool padded = widest > 0 && double(sum) >= opt.ehyb_padded_fill * 32.0 * double(widest);
+        er_width.push_back(padded ? static_cast<int>(widest) : 0);
+        rep.er_padded_slices += padded;
+        const std::size_t base = er_col.size();
+        if (padded) {
+          er_col.resize(base + 32 * static_cast<std::size_t>(widest), -1);
+          er_val.resize(er_col.size(), Scalar(0));
+        }
+        for (ordinal_t r = r0; r < r1; ++r) {
+          e.clear();
+          er_entries(new_to_old[r], e);
+          for (std::size_t k = 0; k < e.size(); ++k) {
+            if (padded) {
+              er_col[base + k * 32 + (r - r0)] = e[k].first;
+              er_val[base + k * 32 + (r - r0)] = e[k].second;
+            } else {
+              er_col.push_back(e[k].first);
+              er_val.push_back(e[k].second);
+            }
+          }
+        }
         if (er_col.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-          throw FormatCannotHoldError("ehyb: the extra-rows part holds more than 2^31 entries");
-        if ((r - ps) % 32 == 31 || r + 1 == pe) er_start.push_back(static_cast<int>(er_col.size()));
+          throw FormatCannotHoldError("ehyb: the extra-rows part holds more than 2^31 slots");
+        er_start.push_back(static_cast<int>(er_col.size()));
       }
     }
     detail::build_slices<std::uint16_t, Scalar>(
@@ -470,6 +499,7 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
                              A.report.window_rows, A.part_start.data(),
                              A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
                              A.ell_val.data(), A.er_inline ? A.er_start.data() : nullptr,
+                             A.er_inline ? A.er_width.data() : nullptr,
                              A.er_inline ? A.er_count.data() : nullptr, A.er_slices, static_cast<int>(A.report.er_rows),
                              A.er_width.data(), A.er_offset.data(), A.er_col.data(), A.er_val.data(), A.er_y.data(),
                              caller ? A.new_to_old.data() : nullptr, alpha, x.data(), beta, y.data());
@@ -490,6 +520,7 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
   const auto eval = A.ell_val;
   const bool er_inline = A.er_inline;
   const auto est = A.er_start;
+  const auto iw = A.er_width;
   const auto ecount = A.er_count;
   const auto ic = A.er_col;
   const auto iv = A.er_val;
@@ -516,7 +547,12 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
               if (c == EhybDevice<Scalar, ExecSpace>::padding) break;
               sum += eval(base + k * 32) * xw(c);
             }
-            if (er_inline) {  // the slice's entries, row after row: this row's follow the earlier lanes'
+            if (er_inline && iw(s) > 0) {  // column-major, padded
+              for (int k = est(s) + lane, end = est(s + 1); k < end; k += 32) {
+                if (ic(k) < 0) break;
+                sum += iv(k) * x(ic(k));
+              }
+            } else if (er_inline) {  // packed row after row: this row's follow the earlier lanes'
               int k = est(s);
               for (int i = ps + (s - s0) * 32; i < r; ++i) k += ecount(i);
               for (const int end = k + ecount(r); k < end; ++k) sum += iv(k) * x(ic(k));

@@ -30,7 +30,8 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
     ehyb_ell_kernel(const int* __restrict__ part_start, const int* __restrict__ part_slice,
                     const int* __restrict__ width, const int* __restrict__ offset,
                     const unsigned short* __restrict__ col, const Scalar* __restrict__ val,
-                    const int* __restrict__ er_start, const unsigned short* __restrict__ er_count,
+                    const int* __restrict__ er_start, const int* __restrict__ er_width,
+                    const unsigned short* __restrict__ er_count,
                     const int* __restrict__ er_col,
                     const Scalar* __restrict__ er_val, const int* __restrict__ new_to_old, Scalar alpha,
                     const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
@@ -54,14 +55,17 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
     const int w = ldg(width + s), off = ldg(offset + s);
     const int eb = er_start ? ldg(er_start + s) : 0, ee = er_start ? ldg(er_start + s + 1) : 0;
     const int out = row ? (new_to_old ? ld_stream(new_to_old + r) : r) : 0;
-    const int extra = ee > eb && row ? ld_stream(er_count + r) : 0;
+    const int ew = er_start ? ldg(er_width + s) : 0;  // > 0: column-major, padded to ew
+    const int extra = ew == 0 && ee > eb && row ? ld_stream(er_count + r) : 0;
     // Values load beside their columns (x comes from shared memory, so a
     // step costs one DRAM latency); rows in a slice are sorted by length,
     // so the padding fetched is small.
     Scalar sum = row ? padded_slots_dot<true>(w, 32, col + off + lane, val + off + lane,
                                               static_cast<unsigned short>(0xFFFF), [xw](unsigned short c) { return xw[c]; })
                      : Scalar(0);
-    if (ee > eb) {  // the same on all the warp's lanes
+    if (ew > 0) {
+      if (row) sum += padded_row_dot(ew, 32, er_col + eb + lane, er_val + eb + lane, x);
+    } else if (ee > eb) {  // the same on all the warp's lanes
       // The slice's extra entries are packed lane after lane: a lane's
       // first is the slice's start plus the counts of the lanes before it.
       int before = extra;
@@ -93,12 +97,12 @@ __global__ void __launch_bounds__(256)
   y[ld_stream(er_y + e)] += alpha * sum;
 }
 
-// er_start and er_count: the inline extra rows (null when separate), with
-// er_col and er_val; er_slices > 0: the separate ones.
+// er_start, er_inline_width and er_count: the inline extra rows (null when
+// separate), with er_col and er_val; er_slices > 0: the separate ones.
 template <class Scalar>
 void ehyb_spmv(cudaStream_t stream, int parts, int block, int window_rows, const int* part_start, const int* part_slice,
                const int* width, const int* offset, const unsigned short* col, const Scalar* val, const int* er_start,
-               const unsigned short* er_count, int er_slices, int er_rows, const int* er_width, const int* er_offset,
+               const int* er_inline_width, const unsigned short* er_count, int er_slices, int er_rows, const int* er_width, const int* er_offset,
                const int* er_col, const Scalar* er_val, const int* er_y, const int* new_to_old, Scalar alpha,
                const Scalar* x, Scalar beta, Scalar* y) {
   const int shared = window_rows * static_cast<int>(sizeof(Scalar));
@@ -113,8 +117,8 @@ void ehyb_spmv(cudaStream_t stream, int parts, int block, int window_rows, const
       opted = shared;
     }
     ehyb_ell_kernel<Scalar, B><<<parts, B, shared, stream>>>(part_start, part_slice, width, offset, col, val,
-                                                             er_start, er_count, er_col, er_val, new_to_old, alpha,
-                                                             x, beta, y);
+                                                             er_start, er_inline_width, er_count, er_col, er_val,
+                                                             new_to_old, alpha, x, beta, y);
     check_launch("kspmv::cuda::ehyb_ell_kernel");
   };
   if (parts > 0) {
