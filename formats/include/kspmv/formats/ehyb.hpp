@@ -8,14 +8,17 @@
 //    own width, column-major inside the slice) whose column indices are
 //    16-bit offsets into the part's x window (§3.4): 2 bytes instead of 4.
 //  - The other entries ("extra rows", ER), with 32-bit columns: by default
-//    inline, each slice's entries packed row after row with no padding and
-//    a 16-bit count a row, which the row's lane sums (finding its first
-//    through a scan of the counts) before it writes y once; or, as the paper stores them (ConvertOptions::ehyb_er,
-//    ErLayout), sliced separately over the rows that have any, sorted by
-//    their count, with the map er_y back to y (yIdxER) and a second pass
-//    adding into y. Inline ER once used padded per-slice segments: every
-//    lane paid its slice's widest extra row (bracket P1 10.95, pipe P2 12.16
-//    matrix bytes a nonzero, packed 10.3 and 10.4).
+//    inline, beside each slice and summed by the row's lane before it
+//    writes y once. A slice keeps them column-major, padded to its widest
+//    row, where at least ConvertOptions::ehyb_padded_fill (0.75) of those
+//    slots hold entries (coalesced loads); elsewhere they are packed row
+//    after row with a 16-bit count a row, and a lane finds its first
+//    through a warp scan of the counts. Or, as the paper stores them
+//    (ehyb_er, ErLayout), sliced separately over the rows that have any,
+//    sorted by their count, with the map er_y back to y (yIdxER) and a
+//    second pass adding into y. Matrix bytes a nonzero on 264 METIS parts,
+//    all-padded inline (session 9) -> per slice: bracket P1 10.96 -> 10.44,
+//    pipe P2 12.11 -> 10.51 (CSR 12.28 and 12.14).
 //
 // The kernel loads a part's x window into team scratch once; the part's
 // slices then read x from scratch only (inline ER entries read x from
@@ -24,9 +27,9 @@
 // recomputes ER (the original skips it after the first call), and the
 // result is the same bits on every run. Padding is marked (0xFFFF / -1)
 // and skipped, so Inf or NaN in x never meets a padding zero.
-// Rows inside a part keep Algorithm 1's order in both layouts (session 8
-// chose among four orders to pad inline segments less; packed, nothing
-// to choose).
+// Rows inside a part keep Algorithm 1's order in both layouts. (Session 8
+// chose, per part, among four orders the one that padded inline segments
+// least; slices that would pad much are now packed instead.)
 //
 // x and y: in the caller's order by default (the window load gathers x
 // through the permutation, y is written through it), or both in the
@@ -259,8 +262,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   }
   // Inside each part: descending in-part count (Algorithm 1), then
   // descending count outside the part; ties keep the part's order. Inline
-  // extra rows are packed without padding, so this order, which pads the
-  // sliced ELL least, serves both layouts.
+  // extra rows that would pad much are packed, so this order, which pads
+  // the sliced ELL least, serves both layouts.
   auto outside = [&](ordinal_t o) { return is_long[o] ? std::int64_t(0) : a.row_length(o) - in_part[o]; };
   std::vector<ordinal_t> new_to_old = part.new_to_old;
   for (int q = 0; q < rep.parts; ++q)
@@ -278,7 +281,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     er_nnz += outside(o);
   }
   std::stable_sort(er_rows.begin(), er_rows.end(), [](const auto& u, const auto& v) { return u.second > v.second; });
-  // Extra-row layout. Inline packs each slice's entries (no padding) and a
+  // Extra-row layout. Inline (er_inline_bytes: all slices packed) needs a
   // 16-bit count a row. Separate pads each ER slice to its longest row and
   // adds er_y and a second pass that reads and writes y again.
   {
@@ -294,7 +297,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   const auto old_to_new = inverse_permutation(new_to_old);
   const bool caller = d.order == OutputOrder::Caller;
   // Sliced ELL of the in-part entries, part by part; inline ER entries
-  // packed slice by slice (lane order, then column order) beside them.
+  // beside each slice, column-major or packed (ehyb_padded_fill).
   std::vector<int> width, offset, part_slice(1, 0);
   std::vector<std::uint16_t> ecol, er_count;
   std::vector<Scalar> eval;

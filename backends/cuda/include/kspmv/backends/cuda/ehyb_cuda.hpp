@@ -4,8 +4,9 @@
 // through a counter in shared memory (set up anew by every block of every
 // call), one row per lane, x read from shared memory through 16-bit
 // offsets, then (inline ER, the default) its own entries outside the part
-// (packed lane after lane, found through a warp scan of the rows' counts)
-// with x from global memory, and writes y once. With separate ER the extra
+// with x from global memory: column-major in slices whose rows' counts are
+// even, else packed row after row (a lane finds its first through a warp
+// scan of the rows' counts); each lane writes y once. With separate ER the extra
 // rows follow as a second launch, a warp per ER slice, adding into y. No
 // atomics touch y, so results are the same bits on every run.
 #pragma once
@@ -31,8 +32,7 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
                     const int* __restrict__ width, const int* __restrict__ offset,
                     const unsigned short* __restrict__ col, const Scalar* __restrict__ val,
                     const int* __restrict__ er_start, const int* __restrict__ er_width,
-                    const unsigned short* __restrict__ er_count,
-                    const int* __restrict__ er_col,
+                    const unsigned short* __restrict__ er_count, const int* __restrict__ er_col,
                     const Scalar* __restrict__ er_val, const int* __restrict__ new_to_old, Scalar alpha,
                     const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
   extern __shared__ __align__(16) unsigned char ehyb_shared[];
@@ -102,9 +102,9 @@ __global__ void __launch_bounds__(256)
 template <class Scalar>
 void ehyb_spmv(cudaStream_t stream, int parts, int block, int window_rows, const int* part_start, const int* part_slice,
                const int* width, const int* offset, const unsigned short* col, const Scalar* val, const int* er_start,
-               const int* er_inline_width, const unsigned short* er_count, int er_slices, int er_rows, const int* er_width, const int* er_offset,
-               const int* er_col, const Scalar* er_val, const int* er_y, const int* new_to_old, Scalar alpha,
-               const Scalar* x, Scalar beta, Scalar* y) {
+               const int* er_inline_width, const unsigned short* er_count, int er_slices, int er_rows,
+               const int* er_width, const int* er_offset, const int* er_col, const Scalar* er_val, const int* er_y,
+               const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   const int shared = window_rows * static_cast<int>(sizeof(Scalar));
   // One opt-in record per block size: each is its own kernel.
   auto launch = [&](auto threads) {
