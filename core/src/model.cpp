@@ -95,7 +95,7 @@ std::vector<std::int64_t> sorted(std::vector<std::int64_t> v, bool descending) {
 // 32-byte sectors that warps of 32 consecutive rows of `order` touch in
 // row_ptr (the row's two offsets), y, the column indices and the values.
 template <class Scalar>
-double sorted_row_sectors(const HostCsr<Scalar>& a, const std::vector<int>& order, int scalar_bytes) {
+double sorted_row_sectors(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& order, int scalar_bytes) {
   std::vector<std::int64_t> sec[4];
   double total = 0;
   auto span = [](std::vector<std::int64_t>& out, std::int64_t b, std::int64_t e, int bytes) {
@@ -259,16 +259,17 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       const double ell_nnz = s.rows.nnz_le(K) + double(K) * s.rows.prob_gt(K) * n;
       const double coo_nnz = nnz - ell_nnz;
       slots = double(K) * pitch + coo_nnz;
-      bytes = kIndex * double(K) * pitch + tau * ell_nnz + (tau + 2 * kIndex) * coo_nnz + x + y +
-              (coo_nnz > 0 ? 2.0 * tau * s.rows.prob_gt(K) * n : 0.0);
-      e.storage_bytes = (tau + kIndex) * double(K) * pitch + (tau + 2 * kIndex) * coo_nnz;
-      e.launches = coo_nnz > 0 ? 3 : 1;
-      chain_elems = double(K);
-      e.note = "K=" + std::to_string(K);
+      // Its ELL part (x in proportion to its entries, y written), then its
+      // COO part (the rest of x, y read and written for rows past K).
       hyb_parts = {kIndex * double(K) * pitch + tau * ell_nnz + x * ell_nnz / std::max(nnz, 1.0) + y,
                    coo_nnz > 0 ? (tau + 2 * kIndex) * coo_nnz + x * coo_nnz / std::max(nnz, 1.0) +
                                      2.0 * tau * s.rows.prob_gt(K) * n
                                : 0.0};
+      bytes = hyb_parts.first + hyb_parts.second;
+      e.storage_bytes = (tau + kIndex) * double(K) * pitch + (tau + 2 * kIndex) * coo_nnz;
+      e.launches = coo_nnz > 0 ? 3 : 1;
+      chain_elems = double(K);
+      e.note = "K=" + std::to_string(K);
       break;
     }
     case Format::Pkt: {

@@ -290,9 +290,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     for (int q = 0; q < rep.parts; ++q) slices += (part.part_start[q + 1] - part.part_start[q] + 31) / 32;
     rep.er_inline_bytes = double(er_nnz) * (tau + 4) + 4.0 * double(slices + 1) + 2.0 * double(n);
     rep.er_separate_bytes = double(separate_slots) * (tau + 4) + double(er_rows.size()) * (4 + 2 * tau);
-    std::int64_t most_extra = 0;
-    for (const auto& r : er_rows) most_extra = std::max(most_extra, r.second);
-    d.er_inline = ehyb_er_inline(opt.ehyb_er, most_extra, a.nnz());
+    d.er_inline = ehyb_er_inline(opt.ehyb_er, er_rows.empty() ? 0 : er_rows.front().second, a.nnz());
   }
   const auto old_to_new = inverse_permutation(new_to_old);
   const bool caller = d.order == OutputOrder::Caller;
@@ -317,39 +315,37 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
       // A slice whose rows' outside counts are even keeps them column-major
       // and padded to its widest row (coalesced, no count scan); the
       // others are packed row after row.
+      // er_start doubles as build_slices' offsets: its last entry is
+      // always er_col's size.
       if (er_start.empty()) er_start.push_back(0);
       std::vector<std::pair<int, Scalar>> e;
+      std::vector<std::pair<ordinal_t, std::int64_t>> slice;
       for (ordinal_t r0 = ps; r0 < pe; r0 += 32) {
-        const ordinal_t r1 = std::min<ordinal_t>(pe, r0 + 32);
+        slice.clear();
         std::int64_t widest = 0, sum = 0;
-        for (ordinal_t r = r0; r < r1; ++r) {
-          widest = std::max(widest, outside(new_to_old[r]));
-          sum += outside(new_to_old[r]);
-          er_count.push_back(static_cast<std::uint16_t>(outside(new_to_old[r])));  // ehyb_er_inline checked the bound
+        for (ordinal_t r = r0; r < std::min<ordinal_t>(pe, r0 + 32); ++r) {
+          slice.emplace_back(new_to_old[r], outside(new_to_old[r]));
+          widest = std::max(widest, slice.back().second);
+          sum += slice.back().second;
+          er_count.push_back(static_cast<std::uint16_t>(slice.back().second));  // ehyb_er_inline checked the bound
         }
         const bool padded = widest > 0 && double(sum) >= opt.ehyb_padded_fill * 32.0 * double(widest);
-        er_width.push_back(padded ? static_cast<int>(widest) : 0);
         rep.er_padded_slices += padded;
-        const std::size_t base = er_col.size();
         if (padded) {
-          er_col.resize(base + 32 * static_cast<std::size_t>(widest), -1);
-          er_val.resize(er_col.size(), Scalar(0));
+          detail::build_slices<int, Scalar>(slice, er_entries, -1, er_width, er_start, er_col, er_val, "extra-rows");
+          continue;
         }
-        for (ordinal_t r = r0; r < r1; ++r) {
+        for (const auto& row : slice) {
           e.clear();
-          er_entries(new_to_old[r], e);
-          for (std::size_t k = 0; k < e.size(); ++k) {
-            if (padded) {
-              er_col[base + k * 32 + (r - r0)] = e[k].first;
-              er_val[base + k * 32 + (r - r0)] = e[k].second;
-            } else {
-              er_col.push_back(e[k].first);
-              er_val.push_back(e[k].second);
-            }
+          er_entries(row.first, e);
+          for (const auto& [c, v] : e) {
+            er_col.push_back(c);
+            er_val.push_back(v);
           }
         }
         if (er_col.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
           throw FormatCannotHoldError("ehyb: the extra-rows part holds more than 2^31 slots");
+        er_width.push_back(0);
         er_start.push_back(static_cast<int>(er_col.size()));
       }
     }
@@ -397,7 +393,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   rep.ell_slots = static_cast<std::int64_t>(ecol.size());
   rep.er_slots = static_cast<std::int64_t>(er_col.size());
   rep.er_rows = static_cast<std::int64_t>(er_rows.size());
-  for (const auto& r : er_rows) rep.er_nnz += r.second;
+  rep.er_nnz = er_nnz;
   rep.ell_nnz = a.nnz() - rep.er_nnz - rep.long_nnz;
   if (a.nnz() > 0) {
     rep.bytes_per_nonzero = (double(rep.ell_slots) * (tau + 2) + double(rep.er_slots + rep.long_nnz) * (tau + 4) +
