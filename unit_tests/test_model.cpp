@@ -317,12 +317,22 @@ TEST(Model, EhybLongRowsLeaveTheSlices) {
   ASSERT_EQ(s.rows.max, 5120);
   const auto e = estimate(Format::Ehyb, s, 8, hw);
   EXPECT_EQ(e.launches, 2);
-  EXPECT_NEAR(e.chain_seconds, (256 + 5120 / 256) * 10e-9, 1e-15);
-  // Without a long row: one launch, the longest row is the chain.
+  // A lane walks at most 256 entries; extra-row entries (outside the
+  // row's 64-row window: row 7's 5,119) count twice, their x loads
+  // waiting on their columns.
+  const double in = 300.0 / 5419.0;
+  EXPECT_NEAR(s.ehyb_in_part, in, 1e-12);
+  EXPECT_NEAR(e.chain_seconds, (256 * (2 - in) + 5120 / 256) * 10e-9, 1e-15);
+  // Without a long row: one launch, the longest row is the chain. lap1d's
+  // windows of 64 rows cut 4 boundaries, 2 entries each, of 898.
   const auto s2 = pattern_stats(generate<double>("lap1d:300"), 8, 64);
+  EXPECT_NEAR(s2.ehyb_in_part, 890.0 / 898.0, 1e-12);
   const auto e2 = estimate(Format::Ehyb, s2, 8, hw);
   EXPECT_EQ(e2.launches, 1);
-  EXPECT_NEAR(e2.chain_seconds, 3 * 10e-9, 1e-15);
+  EXPECT_NEAR(e2.chain_seconds, 3 * (2 - 890.0 / 898.0) * 10e-9, 1e-15);
+  // The lanes run ELL's slot loop: ELL's calibrated chain figures.
+  hw.chain_ns["ell"] = hw.chain_dram_ns["ell"] = 40;
+  EXPECT_NEAR(estimate(Format::Ehyb, s2, 8, hw).chain_seconds, 3 * (2 - 890.0 / 898.0) * 40e-9, 1e-15);
 }
 
 TEST(Calibration, QuickRunFitsEveryFormat) {

@@ -328,12 +328,15 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       e.launches = er > 0 && nnz > double(kEhybInlineMaxNnz) ? 2 : 1;
       // Rows past ehyb_long_row leave the slices for an adaptive-TPR pass
       // (one more launch, a block per row): a lane walks at most that many.
+      // A lane walks its row's in-part entries (x from shared memory) and
+      // then its extra entries, whose x loads wait on their columns: two
+      // round trips per step of four, so they count twice.
       const double long_row = double(ConvertOptions{}.ehyb_long_row);
       if (long_row > 0 && maxlen > long_row) {
         ++e.launches;
-        chain_elems = long_row + maxlen / 256;
+        chain_elems = long_row * (2 - in) + maxlen / 256;
       } else {
-        chain_elems = maxlen;
+        chain_elems = maxlen * (2 - in);
       }
       e.feasible = s.rows.nrows == s.rows.ncols;
       e.note = "in-part " + std::to_string(int(100 * in)) + "% (contiguous windows; METIS does better)";
@@ -356,7 +359,9 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     e.seconds = e.fixed_seconds + std::max(moving(Format::Ell, hyb_parts.first), e.chain_seconds) +
                 (coo ? moving(Format::Coo, hyb_parts.second) : 0.0);
   } else {
-    e.chain_seconds = chain_elems * chain_ns_of(hw, f, in_l2) * 1e-9;
+    // EHYB's lanes walk their slots with ELL's loop (padded_slots_dot):
+    // its chain costs ELL's per element.
+    e.chain_seconds = chain_elems * chain_ns_of(hw, f == Format::Ehyb ? Format::Ell : f, in_l2) * 1e-9;
     e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.
