@@ -64,7 +64,7 @@ TEST(Ehyb, PartsAndWindowFromEquationsOneAndTwo) {
     const auto m = Matrix<double>::convert(a, Format::Ehyb, small_windows(bytes, KernelPath::Portable));
     auto p = props(m);
     const std::int64_t cap = bytes / 8, P = fig.processors, n = a.nrows;
-    // On a device K is at least ehyb_min_parts_per_sm (2), so blocks overlap.
+    // On a device K is at least ehyb_min_parts_per_sm (1 by default).
     const std::int64_t per_sm = detail::is_host_space<Space>() ? 1 : ConvertOptions{}.ehyb_min_parts_per_sm;
     const std::int64_t K = std::max<std::int64_t>(per_sm, (n * 103 / 100 + cap * P - 1) / (cap * P));
     const std::int64_t parts = std::min(K * P, (n + 31) / 32);

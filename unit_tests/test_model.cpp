@@ -320,19 +320,24 @@ TEST(Model, EhybLongRowsLeaveTheSlices) {
   // A lane walks at most 256 entries; extra-row entries (outside the
   // row's 64-row window: row 7's 5,119) count twice, their x loads
   // waiting on their columns.
+  // The kernel loads eight slots a step with one part per SM (the
+  // default), four with more; the chain figure is per element at four.
+  EXPECT_EQ(ehyb_slots_per_step(1), 8);
+  EXPECT_EQ(ehyb_slots_per_step(2), 4);
+  const double step = 4.0 / ehyb_slots_per_step(ConvertOptions{}.ehyb_min_parts_per_sm);
   const double in = 300.0 / 5419.0;
   EXPECT_NEAR(s.ehyb_in_part, in, 1e-12);
-  EXPECT_NEAR(e.chain_seconds, (256 * (2 - in) + 5120 / 256) * 10e-9, 1e-15);
+  EXPECT_NEAR(e.chain_seconds, (256 * (2 - in) + 5120 / 256) * step * 10e-9, 1e-15);
   // Without a long row: one launch, the longest row is the chain. lap1d's
   // windows of 64 rows cut 4 boundaries, 2 entries each, of 898.
   const auto s2 = pattern_stats(generate<double>("lap1d:300"), 8, 64);
   EXPECT_NEAR(s2.ehyb_in_part, 890.0 / 898.0, 1e-12);
   const auto e2 = estimate(Format::Ehyb, s2, 8, hw);
   EXPECT_EQ(e2.launches, 1);
-  EXPECT_NEAR(e2.chain_seconds, 3 * (2 - 890.0 / 898.0) * 10e-9, 1e-15);
+  EXPECT_NEAR(e2.chain_seconds, 3 * (2 - 890.0 / 898.0) * step * 10e-9, 1e-15);
   // The lanes run ELL's slot loop: ELL's calibrated chain figures.
   hw.chain_ns["ell"] = hw.chain_dram_ns["ell"] = 40;
-  EXPECT_NEAR(estimate(Format::Ehyb, s2, 8, hw).chain_seconds, 3 * (2 - 890.0 / 898.0) * 40e-9, 1e-15);
+  EXPECT_NEAR(estimate(Format::Ehyb, s2, 8, hw).chain_seconds, 3 * (2 - 890.0 / 898.0) * step * 40e-9, 1e-15);
 }
 
 TEST(Calibration, QuickRunFitsEveryFormat) {

@@ -360,8 +360,10 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
                 (coo ? moving(Format::Coo, hyb_parts.second) : 0.0);
   } else {
     // EHYB's lanes walk their slots with ELL's loop (padded_slots_dot):
-    // its chain costs ELL's per element.
-    e.chain_seconds = chain_elems * chain_ns_of(hw, f == Format::Ehyb ? Format::Ell : f, in_l2) * 1e-9;
+    // its chain costs ELL's per element, whose figure is for four slots a
+    // step; EHYB's kernel may load eight (ehyb_slots_per_step).
+    const double per_step = f == Format::Ehyb ? 4.0 / ehyb_slots_per_step(ConvertOptions{}.ehyb_min_parts_per_sm) : 1.0;
+    e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, f == Format::Ehyb ? Format::Ell : f, in_l2) * 1e-9;
     e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.

@@ -27,6 +27,15 @@ inline int tpr_for_length(std::int64_t length, int max_tpr) {
   return t;
 }
 
+// EHYB's CUDA kernel: slots a lane loads per step (per round trip), by the
+// parts an SM holds. One part runs 1024 threads of 64 registers, room for
+// eight; two or more run at 32 registers, four. Shared by the kernel and
+// the model (its serial chain).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr int ehyb_slots_per_step(int parts_per_sm) { return parts_per_sm <= 1 ? 8 : 4; }
+
 // EVC-HYB's automatic thread rules, shared by its conversion and the
 // performance model. `lanes` is the device's concurrent threads.
 // The split: the paper's 128, lowered towards 32 when the rows are too few

@@ -99,9 +99,10 @@ struct ConvertOptions {
   // of the paper then give the partition count).
   std::int64_t ehyb_shared_bytes = 0;
   // EHYB on a GPU: at least this many parts per SM (K of eq. 1 raised to
-  // it), so blocks overlap; 1 gives the paper's K. The CUDA kernel gives
-  // each part 2048 / N threads (256 to 1024), so the SM stays full.
-  int ehyb_min_parts_per_sm = 2;
+  // it); 1 gives the paper's K. The CUDA kernel gives each part 2048 / N
+  // threads (256 to 1024); one part runs 1024 threads with 64 registers
+  // each, which walk eight slots a step (the fastest on the H100).
+  int ehyb_min_parts_per_sm = 1;
   // EHYB: rows longer than this go whole to a part with a warp or more per
   // row instead of one lane (0: never).
   std::int64_t ehyb_long_row = 256;

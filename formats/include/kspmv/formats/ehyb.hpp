@@ -211,14 +211,12 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   rep.processors = std::max(1, fig.processors);
   // Eq. (1): the smallest K with n * tau / (K * P) below the scratch size,
   // with METIS' 3% imbalance allowed for; no part smaller than a slice.
-  // On the device the window is sized for ehyb_min_parts_per_sm (2) blocks
-  // per SM and K is at least that: with the paper's K each SM ran one block
-  // whose window load and slice work could not overlap another block's
-  // (measured on the H100: 0.5x of CSR on stencils). Two parts of 1024
-  // threads measured 2-7% faster than four of 512 on the FEM matrices (more
-  // entries in-part, the same occupancy) and eight of 256 slower
-  // (docs/PERFORMANCE.md, session 8). ehyb_min_parts_per_sm = 1 gives the
-  // paper's eqs. (1)-(2) exactly.
+  // On the device K is at least ehyb_min_parts_per_sm. The default, 1, is
+  // the paper's K: one part per SM, whose block of 1024 threads has 64
+  // registers a lane and walks its slots eight a step. On the H100 that
+  // measured 1.04-1.09x over two parts of 1024 threads at 32 registers
+  // (session 11; those had beaten four of 512 by 2-7% and eight of 256,
+  // session 8). The larger windows keep more entries in-part too.
   const std::int64_t n = a.nrows;
   std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * rep.processors - 1) / (cap * rep.processors));
   K = std::max<std::int64_t>(K, per_sm);
@@ -494,7 +492,7 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && contiguous(x, y))
-      return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, cuda::ehyb_block_for(A.report.parts_per_sm),
+      return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, A.report.parts_per_sm,
                              A.report.window_rows, A.part_start.data(),
                              A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
                              A.ell_val.data(), A.er_inline ? A.er_start.data() : nullptr,

@@ -76,26 +76,26 @@ __device__ __forceinline__ float ld_walk(const float* p, unsigned long long pol)
 // matrices and even on large ones, EHYB 1.00-1.08x; EVC-HYB 2-8% slower on
 // the FEM matrices, so it keeps the default; ELL's one width for all rows
 // would fetch all its padding.
-template <bool ValuesAhead, class Index, class Scalar, class XAt>
+template <bool ValuesAhead, int Step = 4, class Index, class Scalar, class XAt>
 __device__ __forceinline__ Scalar padded_slots_dot(int width, long pitch, const Index* __restrict__ cp,
                                                    const Scalar* __restrict__ vp, Index pad, const XAt& x_at) {
   Scalar sum = 0;
-  for (int k = 0; k < width; k += 4) {
-    Index c[4];
-    Scalar v[4];
+  for (int k = 0; k < width; k += Step) {
+    Index c[Step];
+    Scalar v[Step];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) c[u] = k + u < width ? ld_stream(cp + (k + u) * pitch) : pad;
+    for (int u = 0; u < Step; ++u) c[u] = k + u < width ? ld_stream(cp + (k + u) * pitch) : pad;
     if constexpr (ValuesAhead) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u) v[u] = k + u < width ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
+      for (int u = 0; u < Step; ++u) v[u] = k + u < width ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
     }
     if (c[0] == pad) break;
     if constexpr (!ValuesAhead) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u) v[u] = c[u] != pad ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
+      for (int u = 0; u < Step; ++u) v[u] = c[u] != pad ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
     }
 #pragma unroll
-    for (int u = 0; u < 4; ++u)
+    for (int u = 0; u < Step; ++u)
       if (c[u] != pad) sum += v[u] * x_at(c[u]);
   }
   return sum;
@@ -104,31 +104,31 @@ __device__ __forceinline__ Scalar padded_slots_dot(int width, long pitch, const 
 // A lane's own len contiguous entries (32-bit columns, x in global
 // memory), four loads in flight a step. Neighbouring lanes' entries follow
 // one another, so the lines stay in L1 for the lanes' next steps (ld_walk).
-template <class Scalar>
+template <int Step = 4, class Scalar>
 __device__ __forceinline__ Scalar walked_row_dot(int len, const int* __restrict__ cp, const Scalar* __restrict__ vp,
                                                  const Scalar* __restrict__ x) {
   const unsigned long long pol = l2_evict_first_policy();
   Scalar sum = 0;
-  for (int k = 0; k < len; k += 4) {
-    int c[4];
-    Scalar v[4];
+  for (int k = 0; k < len; k += Step) {
+    int c[Step];
+    Scalar v[Step];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
+    for (int u = 0; u < Step; ++u) {
       c[u] = k + u < len ? ld_walk(cp + k + u, pol) : -1;
       v[u] = k + u < len ? ld_walk(vp + k + u, pol) : Scalar(0);
     }
 #pragma unroll
-    for (int u = 0; u < 4; ++u)
+    for (int u = 0; u < Step; ++u)
       if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
   }
   return sum;
 }
 
 // The same with 32-bit columns, -1 as padding and x in global memory.
-template <bool ValuesAhead = false, class Scalar>
+template <bool ValuesAhead = false, int Step = 4, class Scalar>
 __device__ __forceinline__ Scalar padded_row_dot(int width, long pitch, const int* __restrict__ cp,
                                                  const Scalar* __restrict__ vp, const Scalar* __restrict__ x) {
-  return padded_slots_dot<ValuesAhead>(width, pitch, cp, vp, -1, [x](int c) { return ldg(x + c); });
+  return padded_slots_dot<ValuesAhead, Step>(width, pitch, cp, vp, -1, [x](int c) { return ldg(x + c); });
 }
 
 // y(i) = alpha * sum + beta * y(i); beta == 0 never reads y.

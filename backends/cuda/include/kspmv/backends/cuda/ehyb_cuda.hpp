@@ -14,20 +14,27 @@
 #include <type_traits>
 
 #include "kspmv/backends/cuda/common.hpp"
+#include "kspmv/core/adaptive.hpp"
 
 namespace kspmv {
 namespace cuda {
 
-// Threads a part's block runs: 2048 / parts per SM, so that the parts an
-// SM holds fill its 2048 threads (32 registers a thread).
+// Threads a part's block runs: 2048 / parts per SM (at most 1024), so that
+// two or more parts fill an SM's 2048 threads (32 registers a thread); one
+// part runs 1024 threads of 64 registers.
 inline int ehyb_block_for(int parts_per_sm) {
   int b = 1024;
   while (b > 256 && b * parts_per_sm > 2048) b /= 2;
   return b;
 }
 
-template <class Scalar, int Block>
-__global__ void __launch_bounds__(Block, 2048 / Block)
+// MinBlocks: the blocks an SM holds (2048 / Block threads), so 65536 /
+// (MinBlocks * Block) registers a thread. With one block of 1024 threads
+// (one part per SM, the default) a lane has 64 and loads eight slots a
+// step instead of four: twice the bytes in flight per round trip for the
+// latency-bound walk (session 11: 1.04-1.09x on the FEM meshes).
+template <class Scalar, int Block, int MinBlocks>
+__global__ void __launch_bounds__(Block, MinBlocks)
     ehyb_ell_kernel(const int* __restrict__ part_start, const int* __restrict__ part_slice,
                     const int* __restrict__ width, const int* __restrict__ offset,
                     const unsigned short* __restrict__ col, const Scalar* __restrict__ val,
@@ -60,11 +67,12 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
     // Values load beside their columns (x comes from shared memory, so a
     // step costs one DRAM latency); rows in a slice are sorted by length,
     // so the padding fetched is small.
-    Scalar sum = row ? padded_slots_dot<true>(w, 32, col + off + lane, val + off + lane,
+    constexpr int Step = ehyb_slots_per_step(MinBlocks);  // MinBlocks: the parts an SM holds
+    Scalar sum = row ? padded_slots_dot<true, Step>(w, 32, col + off + lane, val + off + lane,
                                               static_cast<unsigned short>(0xFFFF), [xw](unsigned short c) { return xw[c]; })
                      : Scalar(0);
     if (ew > 0) {
-      if (row) sum += padded_row_dot(ew, 32, er_col + eb + lane, er_val + eb + lane, x);
+      if (row) sum += padded_row_dot<false, Step>(ew, 32, er_col + eb + lane, er_val + eb + lane, x);
     } else if (ee > eb) {  // the same on all the warp's lanes
       // The slice's extra entries are packed lane after lane: a lane's
       // first is the slice's start plus the counts of the lanes before it.
@@ -74,7 +82,7 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
         const int t = __shfl_up_sync(0xffffffffu, before, d);
         if (lane >= d) before += t;
       }
-      sum += walked_row_dot(extra, er_col + eb + before - extra, er_val + eb + before - extra, x);
+      sum += walked_row_dot<Step>(extra, er_col + eb + before - extra, er_val + eb + before - extra, x);
     }
     if (row) store_y(y, out, alpha, sum, beta);
     int n = 0;
@@ -100,31 +108,35 @@ __global__ void __launch_bounds__(256)
 // er_start, er_inline_width and er_count: the inline extra rows (null when
 // separate), with er_col and er_val; er_slices > 0: the separate ones.
 template <class Scalar>
-void ehyb_spmv(cudaStream_t stream, int parts, int block, int window_rows, const int* part_start, const int* part_slice,
+void ehyb_spmv(cudaStream_t stream, int parts, int parts_per_sm, int window_rows, const int* part_start, const int* part_slice,
                const int* width, const int* offset, const unsigned short* col, const Scalar* val, const int* er_start,
                const int* er_inline_width, const unsigned short* er_count, int er_slices, int er_rows,
                const int* er_width, const int* er_offset, const int* er_col, const Scalar* er_val, const int* er_y,
                const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   const int shared = window_rows * static_cast<int>(sizeof(Scalar));
+  const int block = ehyb_block_for(parts_per_sm);
   // One opt-in record per block size: each is its own kernel.
-  auto launch = [&](auto threads) {
+  auto launch = [&](auto threads, auto min_blocks) {
     constexpr int B = decltype(threads)::value;
+    constexpr int MB = decltype(min_blocks)::value;
     // Above 48 KB a kernel must opt in to its dynamic shared memory.
     static int opted = 48 * 1024;
     if (shared > opted) {
-      check(cudaFuncSetAttribute(ehyb_ell_kernel<Scalar, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared),
+      check(cudaFuncSetAttribute(ehyb_ell_kernel<Scalar, B, MB>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared),
             "kspmv::cuda::ehyb_ell_kernel shared memory");
       opted = shared;
     }
-    ehyb_ell_kernel<Scalar, B><<<parts, B, shared, stream>>>(part_start, part_slice, width, offset, col, val,
+    ehyb_ell_kernel<Scalar, B, MB><<<parts, B, shared, stream>>>(part_start, part_slice, width, offset, col, val,
                                                              er_start, er_inline_width, er_count, er_col, er_val,
                                                              new_to_old, alpha, x, beta, y);
     check_launch("kspmv::cuda::ehyb_ell_kernel");
   };
   if (parts > 0) {
-    if (block >= 1024) launch(std::integral_constant<int, 1024>{});
-    else if (block >= 512) launch(std::integral_constant<int, 512>{});
-    else launch(std::integral_constant<int, 256>{});
+    using T1024 = std::integral_constant<int, 1024>;
+    if (block >= 1024 && parts_per_sm <= 1) launch(T1024{}, std::integral_constant<int, 1>{});
+    else if (block >= 1024) launch(T1024{}, std::integral_constant<int, 2>{});
+    else if (block >= 512) launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 4>{});
+    else launch(std::integral_constant<int, 256>{}, std::integral_constant<int, 8>{});
   }
   if (er_slices > 0) {
     ehyb_er_kernel<Scalar><<<blocks_for(static_cast<long>(er_slices) * 32, 256), 256, 0, stream>>>(
