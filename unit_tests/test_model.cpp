@@ -280,6 +280,22 @@ TEST(Model, CsrAdaptivePaysWholeSectorsInItsSortedOrder) {
   EXPECT_DOUBLE_EQ(e.bytes, 4.0 * 64 + s.sorted_row_sector_bytes + 8.0 * 128 * s.alpha_ascending);
 }
 
+// csr-adaptive gives a row lanes enough that each walks at most 8 entries,
+// up to 256 lanes: the chain is the longest row up to 8, or a 256th of it,
+// at ELL's figure (a lane's entries four a step, x after the column).
+TEST(Model, CsrAdaptiveChainIsEightEntriesALane) {
+  ModelHardware hw;
+  hw.chain_ns["ell"] = hw.chain_dram_ns["ell"] = 100;
+  HostCoo<double> a(8, 4000);
+  for (int i = 0; i < 8; ++i) a.add(i, i, 1.0);
+  for (int j = 1; j < 5; ++j) a.add(0, j, 1.0);  // longest row: 5
+  EXPECT_NEAR(estimate(Format::CsrAdaptive, pattern_stats(to_csr(a), 8, 64), 8, hw).chain_seconds, 5 * 100e-9, 1e-15);
+  for (int j = 5; j < 40; ++j) a.add(0, j, 1.0);  // 40: five lanes of 8
+  EXPECT_NEAR(estimate(Format::CsrAdaptive, pattern_stats(to_csr(a), 8, 64), 8, hw).chain_seconds, 8 * 100e-9, 1e-15);
+  for (int j = 40; j < 3840; ++j) a.add(0, j, 1.0);  // 3840 on 256 lanes: 15 each
+  EXPECT_NEAR(estimate(Format::CsrAdaptive, pattern_stats(to_csr(a), 8, 64), 8, hw).chain_seconds, 15 * 100e-9, 1e-15);
+}
+
 // HYB runs ELL's kernel and, past K, a COO SpMV: each part at the figures
 // of its kernel's format (HYB has none of its own).
 TEST(Model, HybPartsTakeEllAndCooFigures) {

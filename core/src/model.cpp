@@ -205,7 +205,9 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       // y in whole sectors (pattern_stats), x in that order.
       bytes = kIndex * n + s.sorted_row_sector_bytes + x;
       e.storage_bytes = csr_storage + kIndex * n;
-      chain_elems = maxlen / 256;
+      // A range's lanes per row are set so each walks at most 8 entries
+      // (tpr_for_length), up to a block of 256 lanes a row.
+      chain_elems = std::max(std::min(maxlen, 8.0), maxlen / 256);
       break;
     case Format::Ell:
       slots = maxlen * double((s.rows.nrows + 255) / 256 * 256);  // 256-row slices (ell.hpp)
@@ -363,7 +365,8 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     // its chain costs ELL's per element, whose figure is for four slots a
     // step; EHYB's kernel may load eight (ehyb_slots_per_step).
     const double per_step = f == Format::Ehyb ? 4.0 / ehyb_slots_per_step(ConvertOptions{}.ehyb_min_parts_per_sm) : 1.0;
-    e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, f == Format::Ehyb ? Format::Ell : f, in_l2) * 1e-9;
+    const bool ell_loop = f == Format::Ehyb || f == Format::CsrAdaptive;
+    e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, ell_loop ? Format::Ell : f, in_l2) * 1e-9;
     e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.
