@@ -361,9 +361,10 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     e.seconds = e.fixed_seconds + std::max(moving(Format::Ell, hyb_parts.first), e.chain_seconds) +
                 (coo ? moving(Format::Coo, hyb_parts.second) : 0.0);
   } else {
-    // EHYB's lanes walk their slots with ELL's loop (padded_slots_dot):
-    // its chain costs ELL's per element, whose figure is for four slots a
-    // step; EHYB's kernel may load eight (ehyb_slots_per_step).
+    // EHYB's lanes walk their slots with ELL's loop (padded_slots_dot),
+    // csr-adaptive's their few entries four a step as well: their chains
+    // cost ELL's figure per element, which is for four slots a step;
+    // EHYB's kernel may load eight (ehyb_slots_per_step).
     const double per_step = f == Format::Ehyb ? 4.0 / ehyb_slots_per_step(ConvertOptions{}.ehyb_min_parts_per_sm) : 1.0;
     const bool ell_loop = f == Format::Ehyb || f == Format::CsrAdaptive;
     e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, ell_loop ? Format::Ell : f, in_l2) * 1e-9;

@@ -214,7 +214,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   // On the device K is at least ehyb_min_parts_per_sm. The default, 1, is
   // the paper's K: one part per SM, whose block of 1024 threads has 64
   // registers a lane and walks its slots eight a step. On the H100 that
-  // measured 1.04-1.09x over two parts of 1024 threads at 32 registers
+  // measured 1.02-1.12x over two parts of 1024 threads at 32 registers
   // (session 11; those had beaten four of 512 by 2-7% and eight of 256,
   // session 8). The larger windows keep more entries in-part too.
   const std::int64_t n = a.nrows;
