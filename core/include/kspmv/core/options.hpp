@@ -30,10 +30,11 @@ enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
 // and costs x locality and a permuted y.
 enum class RowSort { Auto, Always, Never };
 
-// EHYB's extra-row entries. Inline: each 32-row slice's entries packed
-// without padding, row after row, with a 16-bit count a row (so at most
-// kEhybInlineMaxRowExtra a row), summed by the row's lane before it writes
-// y once. Separate: the paper's ER slices sorted by count, a second pass
+// EHYB's extra-row entries. Inline: beside each 32-row slice, column-major
+// and padded to its widest row where ehyb_padded_fill of those slots hold
+// entries, else packed row after row; every row keeps a 16-bit count (so
+// at most kEhybInlineMaxRowExtra a row); the row's lane sums them before it
+// writes y once. Separate: the paper's ER slices sorted by count, a second pass
 // adding into y through yIdxER. Auto: inline up to kEhybInlineMaxNnz
 // nonzeros where the counts fit, separate beyond. (Measured on
 // the H100 with session 8's padded inline layout: inline 4-13% faster on
