@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "device_timer.hpp"
+#include "kspmv/core/device_timer.hpp"
 #include "kspmv/kspmv.hpp"
 #if KSPMV_ENABLE_CUSPARSE
 #include "cusparse_peer.hpp"
@@ -190,7 +190,7 @@ std::pair<const std::vector<Scalar>*, const kspmv::SpmvOracle<Scalar>*> oracle(L
 // gap added 1-2.5 us to every 15-30 us SpMV.
 template <class F>
 double median_seconds(F&& apply) {
-  kspmv_perf::DeviceTimer<Space> timer(Space{});
+  kspmv::DeviceTimer<Space> timer(Space{});
   // Warm-up for at least 30 ms of back-to-back SpMVs: the GPU drops its
   // clocks while the host converts and checks, and a few microseconds of
   // work do not bring them back (small matrices then measured several times
@@ -461,7 +461,7 @@ double measure_copy_bandwidth() {
   Kokkos::View<double*, Mem> a("copy_a", n), b("copy_b", n);
   Kokkos::deep_copy(a, 1.0);
   auto copy = [&] { Kokkos::deep_copy(Space(), b, a); };
-  kspmv_perf::DeviceTimer<Space> timer(Space{});
+  kspmv::DeviceTimer<Space> timer(Space{});
   for (int i = 0; i < 3; ++i) copy();
   std::vector<double> t(20);
   for (auto& s : t) {
