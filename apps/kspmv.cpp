@@ -166,15 +166,16 @@ int cmd_info(const Args& a) {
                 hw.bandwidth_gbs, hw.launch_us, hw.l2_gain);
     std::printf("x reuse alpha     %.3f (evc-hyb 3.2, 32-row warps)   diagonals %lld\n", stats.alpha,
                 (long long)stats.diagonals);
-    // estimate = fixed + max(traffic / bandwidth, chain); traffic and chain
-    // are printed so that a miss can be traced to its term.
-    std::printf("%-14s %12s %12s %10s %11s %9s  %s\n", "format", "estimate us", "storage MB", "padding",
-                "traffic MB", "chain us", "note");
+    // estimate = max(fixed + max(traffic / bandwidth, chain), host); the
+    // terms are printed so that a miss can be traced to its term.
+    std::printf("%-14s %12s %12s %10s %11s %9s %9s %9s  %s\n", "format", "estimate us", "storage MB", "padding",
+                "traffic MB", "chain us", "fixed us", "host us", "note");
     const auto est = kspmv::estimate_all(stats, 8, hw);
     for (const auto& e : est)
-      std::printf("%-14s %12.2f %12.2f %9.1f%% %11.2f %9.2f  %s%s\n", kspmv::format_name(e.format),
+      std::printf("%-14s %12.2f %12.2f %9.1f%% %11.2f %9.2f %9.2f %9.2f  %s%s\n", kspmv::format_name(e.format),
                   e.seconds * 1e6, e.storage_bytes * 1e-6, 100 * e.padding, e.bytes * 1e-6,
-                  e.chain_seconds * 1e6, e.feasible ? "" : "refused (fill or shape) ", e.note.c_str());
+                  e.chain_seconds * 1e6, e.fixed_seconds * 1e6, e.host_seconds * 1e6,
+                  e.feasible ? "" : "refused (fill or shape) ", e.note.c_str());
     std::printf("pick              %s\n", kspmv::format_name(kspmv::pick(stats, 8, hw)));
     std::printf("hyb K             1/3 rule %lld, model %lld, paper eq. 50 %lld\n",
                 (long long)kspmv::hyb_k_one_third_rule(len),

@@ -137,6 +137,7 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.efficiency_l2["ell"] = 2.5;
   hw.efficiency_l2_irregular["ell"] = 0.5;
   hw.fixed_us["coo"] = 9.5;
+  hw.host_us["ell"] = 3.25;
   hw.chain_ns["pellr"] = 80;
   hw.chain_dram_ns["jad"] = 350;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
@@ -147,6 +148,8 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.launch_us, 2.5);
   EXPECT_DOUBLE_EQ(back.efficiency.at("evc-hyb"), 0.75);
   EXPECT_DOUBLE_EQ(back.fixed_us.at("coo"), 9.5);
+  EXPECT_DOUBLE_EQ(back.host_us.at("ell"), 3.25);
+  EXPECT_EQ(back.host_us.count("coo"), 0u);
   EXPECT_DOUBLE_EQ(back.efficiency_l2.at("ell"), 2.5);
   EXPECT_DOUBLE_EQ(back.efficiency_l2_irregular.at("ell"), 0.5);
   EXPECT_EQ(back.efficiency.count("ell"), 0u);
@@ -156,7 +159,8 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_TRUE(back.calibrated);
   for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
                           "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n", "efficiency_l2.nonsense = 1\n",
-                          "efficiency_l2_irregular.ell = x\n", "chain_ns.nonsense = 1\n", "chain_dram_ns.ell = x\n"}) {
+                          "efficiency_l2_irregular.ell = x\n", "chain_ns.nonsense = 1\n", "chain_dram_ns.ell = x\n",
+                          "host_us.nonsense = 1\n", "host_us.ell = quick\n"}) {
     std::ofstream(path) << bad;
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
@@ -196,6 +200,43 @@ TEST(Model, FixedCostFromCalibration) {
   const auto inside = pattern_stats(generate<double>("blockdiag:4096:8"), 8, 64);
   EXPECT_DOUBLE_EQ(estimate(Format::Pkt, across, 8, hw).fixed_seconds, 10e-6);
   EXPECT_DOUBLE_EQ(estimate(Format::Pkt, inside, 8, hw).fixed_seconds, 6e-6);
+}
+
+// SpMVs run back to back take at least the host's time to queue each: the
+// calibrated host_us is a floor under the device estimate (for HYB, ELL's
+// launch plus COO's where rows pass K; a launch beyond the tiny matrix's
+// costs csr-vector's). Absent (older files, host spaces) there is no floor.
+TEST(Model, HostCostIsAFloorUnderBackToBackSpMVs) {
+  ModelHardware hw;
+  hw.launch_us = 2;
+  hw.serial_ns = 25;
+  hw.fixed_us["ell"] = 2;
+  hw.fixed_us["coo"] = 3;
+  const auto tiny = pattern_stats(generate<double>("lap1d:2"), 8, 64);
+  EXPECT_DOUBLE_EQ(host_seconds(hw, Format::Ell, 1), 0.0);
+  EXPECT_NEAR(estimate(Format::Ell, tiny, 8, hw).seconds, 2e-6 + 50e-9, 1e-12);  // no floor
+  hw.host_us["ell"] = 5;
+  hw.host_us["coo"] = 6;
+  hw.host_us["csr-vector"] = 4;
+  EXPECT_DOUBLE_EQ(host_seconds(hw, Format::Ell, 1), 5e-6);
+  EXPECT_DOUBLE_EQ(host_seconds(hw, Format::Ehyb, 2), 0.0);     // not calibrated: no floor
+  hw.host_us["ehyb"] = 5.5;
+  EXPECT_DOUBLE_EQ(host_seconds(hw, Format::Ehyb, 2), 9.5e-6);  // one launch more: csr-vector's
+  const auto e = estimate(Format::Ell, tiny, 8, hw);
+  EXPECT_DOUBLE_EQ(e.host_seconds, 5e-6);
+  EXPECT_DOUBLE_EQ(e.fixed_seconds, 2e-6);
+  EXPECT_DOUBLE_EQ(e.seconds, 5e-6);  // the host, not the device, sets the pace
+  // HYB: ELL's host cost, plus COO's where rows pass K.
+  const auto one_long = pattern_stats(one_row_of_40(), 8, 64);
+  EXPECT_DOUBLE_EQ(estimate(Format::Hyb, one_long, 8, hw, 3.0, 40).host_seconds, 5e-6);
+  EXPECT_DOUBLE_EQ(estimate(Format::Hyb, one_long, 8, hw, 3.0, 2).host_seconds, 11e-6);
+  EXPECT_DOUBLE_EQ(estimate(Format::Hyb, one_long, 8, hw, 3.0, 2).seconds, 11e-6);
+  // A matrix whose traffic outlasts the host's queueing is not floored.
+  hw.bandwidth_gbs = 10;
+  const auto big = pattern_stats(generate<double>("lap2d:300"), 8, 64);
+  const auto b = estimate(Format::Ell, big, 8, hw);
+  EXPECT_GT(b.seconds, 2 * b.host_seconds);
+  EXPECT_DOUBLE_EQ(b.host_seconds, 5e-6);
 }
 
 // A format's own chain cost per element, within L2 and past it, replaces
@@ -365,11 +406,16 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   EXPECT_GT(hw.bandwidth_gbs, 0);
   EXPECT_GT(hw.launch_us, 0);
   EXPECT_GE(hw.l2_gain, 1.0);
-  // Every format but 'auto' has a measured fixed cost.
+  // Every format but 'auto' has a measured fixed cost; where the device
+  // has a launch queue (CUDA) also the host's cost to queue an SpMV,
+  // elsewhere none (the fixed cost holds it).
+  const bool queue = DeviceTimer<Kokkos::DefaultExecutionSpace>::can_hold;
   for (const auto& d : known_formats())
     if (d.format != Format::Auto) {
       ASSERT_TRUE(hw.fixed_us.count(d.name)) << d.name;
       EXPECT_GT(hw.fixed_us.at(d.name), 0) << d.name;
+      EXPECT_EQ(hw.host_us.count(d.name), queue ? 1u : 0u) << d.name;
+      if (queue) EXPECT_GT(hw.host_us.at(d.name), 0) << d.name;
     }
   // Fitted efficiencies are positive and named after real formats (a run
   // bounded by one lane's serial chain keeps the default; how many are

@@ -71,6 +71,14 @@ double fixed_seconds(const ModelHardware& hw, Format f, int launches) {
   return (it->second + std::max(0, launches - tiny_launches(f)) * hw.launch_us) * 1e-6;
 }
 
+double host_seconds(const ModelHardware& hw, Format f, int launches) {
+  const auto it = hw.host_us.find(format_name(f));
+  if (it == hw.host_us.end() || it->second <= 0) return 0;
+  const auto one = hw.host_us.find(format_name(Format::CsrVector));
+  const double per_launch = one != hw.host_us.end() ? one->second : 0.0;
+  return (it->second + std::max(0, launches - tiny_launches(f)) * per_launch) * 1e-6;
+}
+
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2) {
   const auto& m = in_l2 ? hw.chain_ns : hw.chain_dram_ns;
   const auto it = m.find(format_name(f));
@@ -360,6 +368,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     e.fixed_seconds = fixed_seconds(hw, Format::Ell, 1) + (coo ? fixed_seconds(hw, Format::Coo, 2) : 0.0);
     e.seconds = e.fixed_seconds + std::max(moving(Format::Ell, hyb_parts.first), e.chain_seconds) +
                 (coo ? moving(Format::Coo, hyb_parts.second) : 0.0);
+    e.host_seconds = host_seconds(hw, Format::Ell, 1) + (coo ? host_seconds(hw, Format::Coo, 2) : 0.0);
   } else {
     // EHYB's lanes walk their slots with ELL's loop (padded_slots_dot),
     // csr-adaptive's their few entries four a step as well: their chains
@@ -372,7 +381,11 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.
     e.seconds = e.fixed_seconds + std::max(moving(f, bytes), e.chain_seconds);
+    e.host_seconds = host_seconds(hw, f, e.launches);
   }
+  // Back to back, an SpMV the device finishes before the host has queued
+  // the next takes the host's time.
+  e.seconds = std::max(e.seconds, e.host_seconds);
   return e;
 }
 
@@ -497,6 +510,7 @@ namespace {
 using FormatFigures = std::map<std::string, double> ModelHardware::*;
 constexpr std::pair<const char*, FormatFigures> kFormatKeys[] = {
     {"fixed_us.", &ModelHardware::fixed_us},
+    {"host_us.", &ModelHardware::host_us},
     {"efficiency.", &ModelHardware::efficiency},
     {"efficiency_irregular.", &ModelHardware::efficiency_irregular},
     {"efficiency_l2.", &ModelHardware::efficiency_l2},

@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "kspmv/core/device_info.hpp"
+#include "kspmv/core/device_timer.hpp"
 #include "kspmv/core/generators.hpp"
 #include "kspmv/core/model.hpp"
 #include "kspmv/matrix.hpp"
@@ -30,11 +31,26 @@ struct CalibrationOptions {
 };
 
 namespace detail {
-// Median seconds per SpMV: warm-up, then batches timed with fences.
+// Per-SpMV seconds of a batch run back to back (medians of seven): on the
+// device alone, and the host's cost to queue one. Where the space has a
+// launch queue (CUDA), the stream is parked behind a spinning kernel while
+// the host queues the batch, and events time the batch alone: timed with a
+// host clock, a batch of tiny SpMVs measured the host's launch rate, which
+// moved by 1 us from one calibration to the next (session 11). parked is
+// false where the batch could not be parked: a host space (device and
+// host times are the same there), or a format whose apply waits on the
+// device (a fence or a copy back), when the batch's wall time is kept.
+struct ApplyTimes {
+  double device = 0, host = 0;
+  bool parked = false;
+};
+
 template <class Scalar, class ExecSpace>
-double time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<Scalar, ExecSpace>::vector_type& x,
-                  const typename Matrix<Scalar, ExecSpace>::vector_type& y) {
+ApplyTimes time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<Scalar, ExecSpace>::vector_type& x,
+                      const typename Matrix<Scalar, ExecSpace>::vector_type& y) {
+  using Timer = DeviceTimer<ExecSpace>;
   ExecSpace space;
+  Timer timer(space);
   Kokkos::Timer t;
   int w = 0;
   // 50 ms: the GPU lowers its clocks while the host converts, and 20 ms
@@ -44,20 +60,39 @@ double time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<Scal
     ++w;
   }
   space.fence();
-  t.reset();
+  timer.start();
   m.apply(space, Scalar(1), x, Scalar(0), y);
-  space.fence();
-  const double one = std::max(t.seconds(), 1e-7);
-  const int k = static_cast<int>(std::clamp(std::ceil(2e-3 / one), 1.0, 2000.0));
-  std::vector<double> s(7);
-  for (auto& v : s) {
-    t.reset();
-    for (int i = 0; i < k; ++i) m.apply(space, Scalar(1), x, Scalar(0), y);
-    space.fence();
-    v = t.seconds() / k;
-  }
-  std::sort(s.begin(), s.end());
-  return s[s.size() / 2];
+  const double one = std::max(timer.stop(), 1e-7);
+  // Batches of >= 2 ms; parked ones of at most 256 SpMVs (PKT's five
+  // launches each stay well inside CUDA's queue of pending launches).
+  const int k = static_cast<int>(std::clamp(std::ceil(2e-3 / one), 1.0, Timer::can_hold ? 256.0 : 2000.0));
+  std::vector<double> dev(7), host(7);
+  // Seven batches, each behind a hold (hold > 0) or not; false where a
+  // parked batch still outran its hold after three longer tries.
+  auto sample = [&](double hold) {
+    for (std::size_t i = 0; i < dev.size(); ++i)
+      for (int attempt = 0;; ++attempt) {
+        space.fence();
+        if (hold > 0) timer.hold(hold);
+        Kokkos::Timer queued;
+        timer.start();
+        for (int j = 0; j < k; ++j) m.apply(space, Scalar(1), x, Scalar(0), y);
+        const double q = queued.seconds();
+        const double d = timer.stop();
+        dev[i] = d / k;
+        host[i] = q / k;
+        // The host must have queued the whole batch before the hold ended.
+        if (hold <= 0 || q < 0.8 * timer.held()) break;
+        if (attempt == 3) return false;
+        hold = 2 * q + 1e-3;
+      }
+    return true;
+  };
+  const bool parked = Timer::can_hold && sample(2e-3);
+  if (!parked) sample(0);
+  std::sort(dev.begin(), dev.end());
+  std::sort(host.begin(), host.end());
+  return {dev[dev.size() / 2], host[host.size() / 2], parked};
 }
 }  // namespace detail
 
@@ -103,39 +138,53 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     hw.bandwidth_gbs = 2.0 * n * sizeof(double) / t[t.size() / 2] * 1e-9;
     log("copy bandwidth " + std::to_string(hw.bandwidth_gbs) + " GB/s");
   }
-  auto time_of = [&](const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
+  auto times_of = [&](const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
     const M m = M::convert(a, f, opt);
     typename M::vector_type x("x", a.ncols), y("y", a.nrows);
     Kokkos::deep_copy(x, Scalar(1));
     return detail::time_apply(m, x, y);
   };
+  // Device seconds per SpMV (the host's queuing cost hidden where it can be).
+  auto time_of = [&](const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
+    return times_of(a, f, opt).device;
+  };
   // Each format's fixed cost: an SpMV with almost nothing to move, its
-  // launches and its passes over a few cache lines. Five passes, the
-  // smallest time kept: the first formats of the first pass measured up to
-  // 4x slower on the H100 (clocks still rising, first-call setup) than in
-  // the second; two passes still left 1.3 us between ELL and ELLR, which
-  // run the same kernel, three 0.3 us (session 9), and five still 0.4 us:
-  // these times are mostly launch overhead, and as noisy as the
-  // gaps between the best formats on the small real matrices. The launch
-  // cost is csr-vector's (one launch, one pass).
+  // launches and its passes over a few cache lines, on the device alone;
+  // and the host's cost to queue one, a floor under any SpMV run back to
+  // back (estimate()). Five passes, the smallest time kept: the first
+  // formats of the first pass measured up to 4x slower on the H100 (clocks
+  // still rising, first-call setup) than in the second. The launch cost is
+  // csr-vector's (one launch, one pass).
   const auto tiny = generate<Scalar>("lap1d:2000");
+  bool all_parked = true;
   for (int pass = 0; pass < 5; ++pass)
     for (const auto& d : known_formats()) {
       if (d.format == Format::Auto) continue;
       ConvertOptions opt;
       opt.partitioner = Partitioner::Contiguous;
       try {
-        const double t = time_of(tiny, d.format, opt) * 1e6;
-        auto it = hw.fixed_us.find(d.name);
-        hw.fixed_us[d.name] = it == hw.fixed_us.end() ? t : std::min(it->second, t);
+        const detail::ApplyTimes t = times_of(tiny, d.format, opt);
+        auto keep_min = [&](std::map<std::string, double>& m, double us) {
+          const auto it = m.find(d.name);
+          m[d.name] = it == m.end() ? us : std::min(it->second, us);
+        };
+        keep_min(hw.fixed_us, t.device * 1e6);
+        // Unparked (a host space), the device time already holds the host's.
+        if (t.parked) keep_min(hw.host_us, t.host * 1e6);
+        all_parked = all_parked && t.parked;
       } catch (const Error&) {
         continue;  // a format this device or build lacks keeps launches * launch_us
       }
     }
   {
-    std::string line = "fixed cost (us):";
+    std::string line = std::string("fixed cost (us, ") + (all_parked ? "device alone" : "batch wall time") + "):";
     for (const auto& [k, v] : hw.fixed_us) line += " " + k + " " + std::to_string(v).substr(0, 5);
     log(line);
+    if (!hw.host_us.empty()) {
+      line = "host cost to queue one SpMV (us):";
+      for (const auto& [k, v] : hw.host_us) line += " " + k + " " + std::to_string(v).substr(0, 5);
+      log(line);
+    }
   }
   hw.launch_us = hw.fixed_us.at(format_name(Format::CsrVector));
   log("launch " + std::to_string(hw.launch_us) + " us");

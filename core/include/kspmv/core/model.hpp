@@ -57,8 +57,14 @@ struct ModelHardware {
   double l2_gain = 1.8;         // bandwidth multiple while the working set fits L2
   double serial_ns = 25;        // one element of a lane's serial chain
   // Per format name: one SpMV of a tiny matrix, us (launches and fixed
-  // passes); launches * launch_us where absent.
+  // passes), on the device alone where calibrate() could time it so;
+  // launches * launch_us where absent.
   std::map<std::string, double> fixed_us;
+  // Per format name: the host's cost to queue one SpMV, us. SpMVs run back
+  // to back take at least this long each (the device waits on the host);
+  // no floor where absent (host spaces, older calibration files, whose
+  // fixed_us were timed on the host and hold it already).
+  std::map<std::string, double> host_us;
   // Per format name: bandwidth efficiency on regular matrices (row-length
   // coefficient of variation <= 0.3) and on irregular ones (>= 1), log-
   // interpolated between; 0.8 where absent.
@@ -106,6 +112,7 @@ struct FormatEstimate {
   double chain_seconds = 0;  // the longest serial chain of one lane
   double chain_elements = 0; // its length in elements (the format's own steps)
   double fixed_seconds = 0;  // the part of `seconds` that does not scale with the matrix
+  double host_seconds = 0;   // the host's cost to queue it: a floor under `seconds`
   double storage_bytes = 0;  // the format's storage (model)
   double padding = 0;        // stored slots / nnz - 1
   int launches = 1;
@@ -120,6 +127,10 @@ FormatEstimate estimate(Format f, const PatternStats& s, int scalar_bytes, const
 // (plus a launch for each launch the tiny matrix did not need), else
 // launches * launch_us.
 double fixed_seconds(const ModelHardware& hw, Format f, int launches);
+// The host's cost to queue one SpMV of format f with `launches` launches:
+// its calibrated host_us (plus csr-vector's for each launch the tiny matrix
+// did not need), else 0.
+double host_seconds(const ModelHardware& hw, Format f, int launches);
 // Every format of known_formats(), fastest first.
 std::vector<FormatEstimate> estimate_all(const PatternStats& s, int scalar_bytes, const ModelHardware& hw,
                                          double max_fill = 3.0);
@@ -146,6 +157,7 @@ std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHar
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2);
 
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
+// host_us.FORMAT,
 // efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
 // efficiency_l2_irregular.FORMAT, chain_ns.FORMAT and chain_dram_ns.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
