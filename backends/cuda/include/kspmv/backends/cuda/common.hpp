@@ -63,10 +63,31 @@ __device__ __forceinline__ float ld_walk(const float* p, unsigned long long pol)
   return v;
 }
 
+// What a slot loop walks: a padded slab, streamed (evict-first: each slot
+// is read once) with a row's padding at its end; or a lane's own
+// contiguous entries, exactly len of them, walked (ld_walk). The walk
+// never tests for padding: that test alone spilled 24 bytes a thread in
+// EHYB's 32-register kernels (ptxas, session 12).
+struct PaddedSlab {
+  static constexpr bool padded = true;
+  template <class T>
+  __device__ __forceinline__ T operator()(const T* p) const {
+    return ld_stream(p);
+  }
+};
+struct WalkedRow {
+  static constexpr bool padded = false;
+  unsigned long long policy = l2_evict_first_policy();
+  template <class T>
+  __device__ __forceinline__ T operator()(const T* p) const {
+    return ld_walk(p, policy);
+  }
+};
+
 // One row of a column-major padded slab (ELL, PELLR and EVC-HYB slices,
 // EHYB's slices and extra rows): slot k at cp/vp + k * pitch, column `pad`
 // marks the row's padding, which is contiguous at its end; x_at(c) reads
-// x (global memory, or EHYB's window in shared memory). Four slots per
+// x (global memory, or EHYB's window in shared memory). Step slots per
 // step, all index and value loads issued before the x loads (memory-level
 // parallelism); a step that starts on padding ends the row.
 // ValuesAhead: the value loads do not wait for the columns (their only
@@ -76,23 +97,25 @@ __device__ __forceinline__ float ld_walk(const float* p, unsigned long long pol)
 // matrices and even on large ones, EHYB 1.00-1.08x; EVC-HYB 2-8% slower on
 // the FEM matrices, so it keeps the default; ELL's one width for all rows
 // would fetch all its padding.
-template <bool ValuesAhead, int Step = 4, class Index, class Scalar, class XAt>
+template <bool ValuesAhead, int Step = 4, class Index, class Scalar, class XAt, class Slab = PaddedSlab>
 __device__ __forceinline__ Scalar padded_slots_dot(int width, long pitch, const Index* __restrict__ cp,
-                                                   const Scalar* __restrict__ vp, Index pad, const XAt& x_at) {
+                                                   const Scalar* __restrict__ vp, Index pad, const XAt& x_at,
+                                                   const Slab& load = {}) {
   Scalar sum = 0;
   for (int k = 0; k < width; k += Step) {
     Index c[Step];
     Scalar v[Step];
 #pragma unroll
-    for (int u = 0; u < Step; ++u) c[u] = k + u < width ? ld_stream(cp + (k + u) * pitch) : pad;
+    for (int u = 0; u < Step; ++u) c[u] = k + u < width ? load(cp + (k + u) * pitch) : pad;
     if constexpr (ValuesAhead) {
 #pragma unroll
-      for (int u = 0; u < Step; ++u) v[u] = k + u < width ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
+      for (int u = 0; u < Step; ++u) v[u] = k + u < width ? load(vp + (k + u) * pitch) : Scalar(0);
     }
-    if (c[0] == pad) break;
+    if constexpr (Slab::padded)
+      if (c[0] == pad) break;
     if constexpr (!ValuesAhead) {
 #pragma unroll
-      for (int u = 0; u < Step; ++u) v[u] = c[u] != pad ? ld_stream(vp + (k + u) * pitch) : Scalar(0);
+      for (int u = 0; u < Step; ++u) v[u] = c[u] != pad ? load(vp + (k + u) * pitch) : Scalar(0);
     }
 #pragma unroll
     for (int u = 0; u < Step; ++u)
@@ -102,26 +125,13 @@ __device__ __forceinline__ Scalar padded_slots_dot(int width, long pitch, const 
 }
 
 // A lane's own len contiguous entries (32-bit columns, x in global
-// memory), four loads in flight a step. Neighbouring lanes' entries follow
-// one another, so the lines stay in L1 for the lanes' next steps (ld_walk).
+// memory): the slot loop with pitch 1 and no padding. Neighbouring lanes'
+// entries follow one another, so the lines stay in L1 for the lanes' next
+// steps (ld_walk).
 template <int Step = 4, class Scalar>
 __device__ __forceinline__ Scalar walked_row_dot(int len, const int* __restrict__ cp, const Scalar* __restrict__ vp,
                                                  const Scalar* __restrict__ x) {
-  const unsigned long long pol = l2_evict_first_policy();
-  Scalar sum = 0;
-  for (int k = 0; k < len; k += Step) {
-    int c[Step];
-    Scalar v[Step];
-#pragma unroll
-    for (int u = 0; u < Step; ++u) {
-      c[u] = k + u < len ? ld_walk(cp + k + u, pol) : -1;
-      v[u] = k + u < len ? ld_walk(vp + k + u, pol) : Scalar(0);
-    }
-#pragma unroll
-    for (int u = 0; u < Step; ++u)
-      if (c[u] >= 0) sum += v[u] * ldg(x + c[u]);
-  }
-  return sum;
+  return padded_slots_dot<true, Step>(len, 1, cp, vp, -1, [x](int c) { return ldg(x + c); }, WalkedRow{});
 }
 
 // The same with 32-bit columns, -1 as padding and x in global memory.

@@ -19,15 +19,6 @@
 namespace kspmv {
 namespace cuda {
 
-// Threads a part's block runs: 2048 / parts per SM (at most 1024), so that
-// two or more parts fill an SM's 2048 threads (32 registers a thread); one
-// part runs 1024 threads of 64 registers.
-inline int ehyb_block_for(int parts_per_sm) {
-  int b = 1024;
-  while (b > 256 && b * parts_per_sm > 2048) b /= 2;
-  return b;
-}
-
 // MinBlocks: the blocks an SM holds (2048 / Block threads), so 65536 /
 // (MinBlocks * Block) registers a thread. With one block of 1024 threads
 // (one part per SM, the default) a lane has 64 and loads eight slots a
@@ -115,7 +106,6 @@ void ehyb_spmv(cudaStream_t stream, int parts, int parts_per_sm, int window_rows
                const int* er_width, const int* er_offset, const int* er_col, const Scalar* er_val, const int* er_y,
                const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   const int shared = window_rows * static_cast<int>(sizeof(Scalar));
-  const int block = ehyb_block_for(parts_per_sm);
   // One opt-in record per block size: each is its own kernel.
   auto launch = [&](auto threads, auto min_blocks) {
     constexpr int B = decltype(threads)::value;
@@ -132,12 +122,15 @@ void ehyb_spmv(cudaStream_t stream, int parts, int parts_per_sm, int window_rows
                                                              new_to_old, alpha, x, beta, y);
     check_launch("kspmv::cuda::ehyb_ell_kernel");
   };
+  // (threads, blocks an SM holds) per part: one part per SM runs 1024
+  // threads of 64 registers; two or more fill the SM's 2048 threads with
+  // 32 registers a thread, in blocks of 2048 / parts (1024 to 256).
   if (parts > 0) {
-    using T1024 = std::integral_constant<int, 1024>;
-    if (block >= 1024 && parts_per_sm <= 1) launch(T1024{}, std::integral_constant<int, 1>{});
-    else if (block >= 1024) launch(T1024{}, std::integral_constant<int, 2>{});
-    else if (block >= 512) launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 4>{});
-    else launch(std::integral_constant<int, 256>{}, std::integral_constant<int, 8>{});
+    using std::integral_constant;
+    if (parts_per_sm <= 1) launch(integral_constant<int, 1024>{}, integral_constant<int, 1>{});
+    else if (parts_per_sm == 2) launch(integral_constant<int, 1024>{}, integral_constant<int, 2>{});
+    else if (parts_per_sm <= 4) launch(integral_constant<int, 512>{}, integral_constant<int, 4>{});
+    else launch(integral_constant<int, 256>{}, integral_constant<int, 8>{});
   }
   if (er_slices > 0) {
     ehyb_er_kernel<Scalar><<<blocks_for(static_cast<long>(er_slices) * 32, 256), 256, 0, stream>>>(
