@@ -140,6 +140,7 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.host_us["ell"] = 3.25;
   hw.chain_ns["pellr"] = 80;
   hw.chain_dram_ns["jad"] = 350;
+  hw.crowd_ns["csr-scalar"] = 210;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
   write_calibration(path, hw);
   const auto back = read_calibration(path);
@@ -156,11 +157,12 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.chain_ns.at("pellr"), 80);
   EXPECT_DOUBLE_EQ(back.chain_dram_ns.at("jad"), 350);
   EXPECT_EQ(back.chain_ns.count("jad"), 0u);
+  EXPECT_DOUBLE_EQ(back.crowd_ns.at("csr-scalar"), 210);
   EXPECT_TRUE(back.calibrated);
   for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
                           "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n", "efficiency_l2.nonsense = 1\n",
                           "efficiency_l2_irregular.ell = x\n", "chain_ns.nonsense = 1\n", "chain_dram_ns.ell = x\n",
-                          "host_us.nonsense = 1\n", "host_us.ell = quick\n"}) {
+                          "host_us.nonsense = 1\n", "host_us.ell = quick\n", "crowd_ns.nonsense = 1\n"}) {
     std::ofstream(path) << bad;
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
@@ -237,6 +239,44 @@ TEST(Model, HostCostIsAFloorUnderBackToBackSpMVs) {
   const auto b = estimate(Format::Ell, big, 8, hw);
   EXPECT_GT(b.seconds, 2 * b.host_seconds);
   EXPECT_DOUBLE_EQ(b.host_seconds, 5e-6);
+}
+
+// csr-scalar within L2: the typical warp's longest row at the crowd figure
+// (every lane walking a row at once), unless one long row at the lone
+// figure takes longer; past L2, and for other formats, the lone figure.
+TEST(Model, CsrScalarCrowdChainWithinL2) {
+  ModelHardware hw;
+  hw.bandwidth_gbs = 1e6;  // traffic ~free: the chain sets the time
+  hw.serial_ns = 10;
+  hw.chain_ns["csr-scalar"] = 50;
+  // 4096 rows of 20 entries: every warp's longest row is 20.
+  HostCoo<double> c(4096, 4096);
+  for (int i = 0; i < 4096; ++i)
+    for (int j = 0; j < 20; ++j) c.add(i, (i + 97 * j) % 4096, 1.0);
+  const auto even = pattern_stats(to_csr(c), 8, 64);
+  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds, 20 * 50e-9, 1e-15);  // no crowd figure
+  const double vector_chain = estimate(Format::CsrVector, even, 8, hw).chain_seconds;
+  hw.crowd_ns["csr-scalar"] = 200;
+  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds, 20 * 200e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(estimate(Format::CsrVector, even, 8, hw).chain_seconds, vector_chain);  // csr-scalar's figure only
+  hw.chain_ns["ell"] = 50;
+  EXPECT_NEAR(estimate(Format::Ell, even, 8, hw).chain_seconds, 20 * 50e-9, 1e-15);  // ELL: lone figure only
+  // One row of 1000 among rows of 2: 128 warps, one of them with a longest
+  // row of 1000: the crowd's typical warp walks (1000 + 127 * 2) / 128.
+  HostCoo<double> d(4096, 4096);
+  for (int j = 0; j < 1000; ++j) d.add(0, j, 1.0);
+  for (int i = 1; i < 4096; ++i) {
+    d.add(i, i, 1.0);
+    d.add(i, (i + 1) % 4096, 1.0);
+  }
+  const auto straggler = pattern_stats(to_csr(d), 8, 64);
+  EXPECT_NEAR(estimate(Format::CsrScalar, straggler, 8, hw).chain_seconds, 1000 * 50e-9, 1e-15);
+  hw.chain_ns["csr-scalar"] = 0.1;
+  EXPECT_NEAR(estimate(Format::CsrScalar, straggler, 8, hw).chain_seconds, (1000 + 127 * 2) / 128.0 * 200e-9, 1e-15);
+  // Past L2 the crowd figure does not apply.
+  hw.l2_bytes = 1000;
+  hw.chain_dram_ns["csr-scalar"] = 70;
+  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds, 20 * 70e-9, 1e-15);
 }
 
 // A format's own chain cost per element, within L2 and past it, replaces
@@ -426,6 +466,10 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   // elements: csr-scalar, at least, gets its own figure in both regimes.
   EXPECT_TRUE(hw.chain_ns.count("csr-scalar"));
   EXPECT_TRUE(hw.chain_dram_ns.count("csr-scalar"));
+  // csr-scalar's crowd figure where the device has warps; none on a host
+  // space, which walks the rows one after another.
+  EXPECT_EQ(hw.crowd_ns.count("csr-scalar"), hw.warp > 1 ? 1u : 0u);
+  EXPECT_EQ(hw.crowd_ns.size(), hw.crowd_ns.count("csr-scalar"));
   for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular, &hw.efficiency_l2, &hw.efficiency_l2_irregular,
                         &hw.chain_ns, &hw.chain_dram_ns})
     for (const auto& [name, e] : *m) {

@@ -188,6 +188,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   const double y = tau * n;              // y written once (beta = 0)
   const double csr_storage = (tau + kIndex) * nnz + kIndex * (n + 1);
   double bytes = 0, chain_elems = 0, slots = nnz, extra_fixed = 0;
+  double crowd_elems = 0;  // a crowd's chain (crowd_ns): csr-scalar only
   std::pair<double, double> hyb_parts{0, 0};  // HYB: its ELL part's bytes, its COO part's
   auto warp_slots = [&](const std::vector<std::int64_t>& len) { return 32.0 * double(warp_iterations(len).n_iter); };
   switch (f) {
@@ -207,6 +208,8 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       bytes = (tau + kIndex) * warp_slots(s.lengths) + kIndex * (n + 1) + x + y;
       e.storage_bytes = csr_storage;
       chain_elems = maxlen;
+      // The typical warp's longest row, walked by a crowd of lanes (below).
+      crowd_elems = n > 0 ? warp_slots(s.lengths) / (32.0 * std::ceil(n / 32.0)) : 0.0;
       break;
     case Format::CsrAdaptive:
       // The sorted order's row map, then each row's offsets, entries and
@@ -377,6 +380,10 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     const double per_step = f == Format::Ehyb ? 4.0 / ehyb_slots_per_step(ConvertOptions{}.ehyb_min_parts_per_sm) : 1.0;
     const bool ell_loop = f == Format::Ehyb || f == Format::CsrAdaptive;
     e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, ell_loop ? Format::Ell : f, in_l2) * 1e-9;
+    // Within L2, every warp's lanes walking rows at once pay an L2 round
+    // trip a step: the typical warp's longest row at the crowd figure.
+    if (const auto c = hw.crowd_ns.find(format_name(f)); in_l2 && c != hw.crowd_ns.end() && c->second > 0)
+      e.chain_seconds = std::max(e.chain_seconds, crowd_elems * c->second * 1e-9);
     e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.
@@ -516,6 +523,7 @@ constexpr std::pair<const char*, FormatFigures> kFormatKeys[] = {
     {"efficiency_l2.", &ModelHardware::efficiency_l2},
     {"efficiency_l2_irregular.", &ModelHardware::efficiency_l2_irregular},
     {"chain_ns.", &ModelHardware::chain_ns},
+    {"crowd_ns.", &ModelHardware::crowd_ns},
     {"chain_dram_ns.", &ModelHardware::chain_dram_ns}};
 }  // namespace
 

@@ -294,6 +294,26 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       fit_chain(Format::Pkt, a, s, opt, 64, hw.chain_ns, line);
       log(line);
     }
+    // csr-scalar's crowd: every lane walking a row of its own at once, 32
+    // columns scattered over x, within L2. Its x loads are L2 round trips,
+    // where a lone lane's hit L1: the figure its estimate uses for the
+    // typical warp's longest row (model.hpp, crowd_ns). Devices with warps
+    // only: a host space walks the rows one after another.
+    if (hw.warp > 1 && budget.seconds() <= co.budget_seconds / 3) {
+      const std::int64_t rows = std::max<std::int64_t>(4096, static_cast<std::int64_t>(32768 * shrink));
+      constexpr std::int64_t len = 32;
+      const HostCsr<Scalar> a = pattern(rows, [&](std::int64_t i, std::vector<ordinal_t>& cols) {
+        for (std::int64_t j = 0; j < len; ++j) cols.push_back(static_cast<ordinal_t>((i * 7 + j * 1000003) % rows));
+      });
+      const PatternStats s = pattern_stats(a, tau, hw);
+      const FormatEstimate e = estimate(Format::CsrScalar, s, tau, hw);
+      const double t = time_of(a, Format::CsrScalar, {}) - e.fixed_seconds;
+      if (t > 0) {
+        hw.crowd_ns[format_name(Format::CsrScalar)] = t / double(len) * 1e9;
+        log("crowd chain ns per element within L2: csr-scalar " +
+            std::to_string(hw.crowd_ns[format_name(Format::CsrScalar)]).substr(0, 6));
+      }
+    }
     log("chain figures took " + std::to_string(stage.seconds()).substr(0, 5) + " s");
   }
   // Efficiencies on two matrices past L2: a 3D stencil (regular rows) and

@@ -78,6 +78,14 @@ struct ModelHardware {
   // alone; past L2 each step is a DRAM round trip for the formats whose
   // lane strides through a column-major layout); serial_ns where absent.
   std::map<std::string, double> chain_ns, chain_dram_ns;
+  // Per format name: ns per element of a lane's chain within L2 when every
+  // lane of every warp walks a row of its own at once (a crowd: measured
+  // on rows of 32 scattered columns). A lone lane's steps find their
+  // lines in L1; a crowd's x loads are L2 round trips, so csr-scalar's
+  // per-element cost was 2-3x its lone figure on the small real matrices
+  // (session 12). Only csr-scalar, whose lanes load one entry a step,
+  // uses it; absent, the lone figure alone.
+  std::map<std::string, double> crowd_ns;
   bool calibrated = false;
 };
 
@@ -159,7 +167,8 @@ double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2);
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
 // host_us.FORMAT,
 // efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
-// efficiency_l2_irregular.FORMAT, chain_ns.FORMAT and chain_dram_ns.FORMAT.
+// efficiency_l2_irregular.FORMAT, chain_ns.FORMAT, chain_dram_ns.FORMAT and
+// crowd_ns.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),
