@@ -141,6 +141,7 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.chain_ns["pellr"] = 80;
   hw.chain_dram_ns["jad"] = 350;
   hw.crowd_ns["csr-scalar"] = 210;
+  hw.crowd_scattered_ns["csr-scalar"] = 420;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
   write_calibration(path, hw);
   const auto back = read_calibration(path);
@@ -158,11 +159,12 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.chain_dram_ns.at("jad"), 350);
   EXPECT_EQ(back.chain_ns.count("jad"), 0u);
   EXPECT_DOUBLE_EQ(back.crowd_ns.at("csr-scalar"), 210);
+  EXPECT_DOUBLE_EQ(back.crowd_scattered_ns.at("csr-scalar"), 420);
   EXPECT_TRUE(back.calibrated);
   for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
                           "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n", "efficiency_l2.nonsense = 1\n",
                           "efficiency_l2_irregular.ell = x\n", "chain_ns.nonsense = 1\n", "chain_dram_ns.ell = x\n",
-                          "host_us.nonsense = 1\n", "host_us.ell = quick\n", "crowd_ns.nonsense = 1\n"}) {
+                          "host_us.nonsense = 1\n", "host_us.ell = quick\n", "crowd_ns.nonsense = 1\n", "crowd_scattered_ns.csr = x\n"}) {
     std::ofstream(path) << bad;
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
@@ -273,6 +275,22 @@ TEST(Model, CsrScalarCrowdChainWithinL2) {
   EXPECT_NEAR(estimate(Format::CsrScalar, straggler, 8, hw).chain_seconds, 1000 * 50e-9, 1e-15);
   hw.chain_ns["csr-scalar"] = 0.1;
   EXPECT_NEAR(estimate(Format::CsrScalar, straggler, 8, hw).chain_seconds, (1000 + 127 * 2) / 128.0 * 200e-9, 1e-15);
+  // The calibration's banded crowd has the x reuse the model anchors it at.
+  HostCoo<double> band(4096, 4096);
+  for (int i = 0; i < 4096; ++i)
+    for (int j = 0; j < 32; ++j) band.add(i, (i - 16 + j + 4096) % 4096, 1.0);
+  EXPECT_NEAR(pattern_stats(to_csr(band), 8, 64).alpha, kCrowdLocalAlpha, 0.01);
+  // A scattered figure: placed by the matrix's x reuse alpha, log-linear
+  // between the banded crowd's 1/16 and 1, clamped.
+  hw.crowd_scattered_ns["csr-scalar"] = 800;
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 0.01), 200);
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, kCrowdLocalAlpha), 200);
+  EXPECT_NEAR(crowd_ns_of(hw, Format::CsrScalar, (1 + kCrowdLocalAlpha) / 2), 400, 1e-9);  // geometric mean
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 1.5), 800);
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::Ell, 0.5), 0);
+  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds,
+              20 * crowd_ns_of(hw, Format::CsrScalar, even.alpha) * 1e-9, 1e-15);
+  hw.crowd_scattered_ns.clear();
   // Past L2 the crowd figure does not apply.
   hw.l2_bytes = 1000;
   hw.chain_dram_ns["csr-scalar"] = 70;
@@ -469,7 +487,9 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   // csr-scalar's crowd figure where the device has warps; none on a host
   // space, which walks the rows one after another.
   EXPECT_EQ(hw.crowd_ns.count("csr-scalar"), hw.warp > 1 ? 1u : 0u);
+  EXPECT_EQ(hw.crowd_scattered_ns.count("csr-scalar"), hw.warp > 1 ? 1u : 0u);
   EXPECT_EQ(hw.crowd_ns.size(), hw.crowd_ns.count("csr-scalar"));
+  EXPECT_EQ(hw.crowd_scattered_ns.size(), hw.crowd_scattered_ns.count("csr-scalar"));
   for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular, &hw.efficiency_l2, &hw.efficiency_l2_irregular,
                         &hw.chain_ns, &hw.chain_dram_ns})
     for (const auto& [name, e] : *m) {

@@ -295,24 +295,30 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       log(line);
     }
     // csr-scalar's crowd: every lane walking a row of its own at once, 32
-    // columns scattered over x, within L2. Its x loads are L2 round trips,
-    // where a lone lane's hit L1: the figure its estimate uses for the
-    // typical warp's longest row (model.hpp, crowd_ns). Devices with warps
-    // only: a host space walks the rows one after another.
+    // columns each, within L2; once in a band (neighbouring lanes share
+    // their x lines) and once scattered over x. The figures its estimate
+    // uses for the typical warp's longest row (model.hpp, crowd_ns).
+    // Devices with warps only: a host space walks the rows one by one.
     if (hw.warp > 1 && budget.seconds() <= co.budget_seconds / 3) {
       const std::int64_t rows = std::max<std::int64_t>(4096, static_cast<std::int64_t>(32768 * shrink));
       constexpr std::int64_t len = 32;
-      const HostCsr<Scalar> a = pattern(rows, [&](std::int64_t i, std::vector<ordinal_t>& cols) {
-        for (std::int64_t j = 0; j < len; ++j) cols.push_back(static_cast<ordinal_t>((i * 7 + j * 1000003) % rows));
-      });
-      const PatternStats s = pattern_stats(a, tau, hw);
-      const FormatEstimate e = estimate(Format::CsrScalar, s, tau, hw);
-      const double t = time_of(a, Format::CsrScalar, {}) - e.fixed_seconds;
-      if (t > 0) {
-        hw.crowd_ns[format_name(Format::CsrScalar)] = t / double(len) * 1e9;
-        log("crowd chain ns per element within L2: csr-scalar " +
-            std::to_string(hw.crowd_ns[format_name(Format::CsrScalar)]).substr(0, 6));
+      std::string line = "crowd chain ns per element within L2, csr-scalar:";
+      for (const bool banded : {true, false}) {
+        const HostCsr<Scalar> a = pattern(rows, [&](std::int64_t i, std::vector<ordinal_t>& cols) {
+          for (std::int64_t j = 0; j < len; ++j)
+            cols.push_back(static_cast<ordinal_t>(banded ? (i - len / 2 + j + rows) % rows : (i * 7 + j * 1000003) % rows));
+        });
+        const PatternStats s = pattern_stats(a, tau, hw);
+        const FormatEstimate e = estimate(Format::CsrScalar, s, tau, hw);
+        const double t = time_of(a, Format::CsrScalar, {}) - e.fixed_seconds;
+        if (t <= 0) break;  // the scattered figure means nothing without the banded one
+        auto& out = banded ? hw.crowd_ns : hw.crowd_scattered_ns;
+        out[format_name(Format::CsrScalar)] = t / double(len) * 1e9;
+        line += std::string(banded ? " banded " : ", scattered ") +
+                std::to_string(out[format_name(Format::CsrScalar)]).substr(0, 6) + " (alpha " +
+                std::to_string(s.alpha).substr(0, 5) + ")";
       }
+      log(line);
     }
     log("chain figures took " + std::to_string(stage.seconds()).substr(0, 5) + " s");
   }

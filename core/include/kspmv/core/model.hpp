@@ -79,13 +79,15 @@ struct ModelHardware {
   // lane strides through a column-major layout); serial_ns where absent.
   std::map<std::string, double> chain_ns, chain_dram_ns;
   // Per format name: ns per element of a lane's chain within L2 when every
-  // lane of every warp walks a row of its own at once (a crowd: measured
-  // on rows of 32 scattered columns). A lone lane's steps find their
-  // lines in L1; a crowd's x loads are L2 round trips, so csr-scalar's
-  // per-element cost was 2-3x its lone figure on the small real matrices
-  // (session 12). Only csr-scalar, whose lanes load one entry a step,
-  // uses it; absent, the lone figure alone.
-  std::map<std::string, double> crowd_ns;
+  // lane of every warp walks a row of its own at once (a crowd), measured
+  // on rows of 32 columns in a band (neighbouring lanes share x: alpha
+  // 1/16) and on rows of 32 scattered columns (alpha 1); a matrix's own x
+  // reuse alpha places it between them (log-linear, clamped). A lone lane
+  // finds its lines in L1; a crowd's loads queue at L1 and L2, so
+  // csr-scalar's per-element cost was 2-3x its lone figure on the small
+  // real matrices (session 12). Only csr-scalar, whose lanes load one
+  // entry a step, uses them; absent, the lone figure alone.
+  std::map<std::string, double> crowd_ns, crowd_scattered_ns;
   bool calibrated = false;
 };
 
@@ -163,12 +165,17 @@ std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHar
 
 // ns per chain element of format f (working set within L2 or past it).
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2);
+// ns per element of format f's crowd chain at x reuse alpha (0: none).
+double crowd_ns_of(const ModelHardware& hw, Format f, double alpha);
+// The x reuse of the calibration's banded crowd (rows of 32 in a band of
+// 32): one warp's 1024 entries read 63 distinct x, about 1/16.
+constexpr double kCrowdLocalAlpha = 1.0 / 16;
 
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
 // host_us.FORMAT,
 // efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
-// efficiency_l2_irregular.FORMAT, chain_ns.FORMAT, chain_dram_ns.FORMAT and
-// crowd_ns.FORMAT.
+// efficiency_l2_irregular.FORMAT, chain_ns.FORMAT, chain_dram_ns.FORMAT,
+// crowd_ns.FORMAT and crowd_scattered_ns.FORMAT.
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),
