@@ -281,15 +281,17 @@ TEST(Model, CsrScalarCrowdChainWithinL2) {
     for (int j = 0; j < 32; ++j) band.add(i, (i - 16 + j + 4096) % 4096, 1.0);
   EXPECT_NEAR(pattern_stats(to_csr(band), 8, 64).alpha, kCrowdLocalAlpha, 0.01);
   // A scattered figure: placed by the matrix's x reuse alpha, log-linear
-  // between the banded crowd's 1/16 and 1, clamped.
+  // between the banded crowd's 1/16 and the scattered one's 32 / 8 (a
+  // sector of x per double), clamped.
   hw.crowd_scattered_ns["csr-scalar"] = 800;
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 0.01), 200);
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, kCrowdLocalAlpha), 200);
-  EXPECT_NEAR(crowd_ns_of(hw, Format::CsrScalar, (1 + kCrowdLocalAlpha) / 2), 400, 1e-9);  // geometric mean
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 1.5), 800);
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::Ell, 0.5), 0);
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 0.01, 8), 200);
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, kCrowdLocalAlpha, 8), 200);
+  EXPECT_NEAR(crowd_ns_of(hw, Format::CsrScalar, (4 + kCrowdLocalAlpha) / 2, 8), 400, 1e-9);  // geometric mean
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 4.5, 8), 800);
+  EXPECT_NEAR(crowd_ns_of(hw, Format::CsrScalar, (8 + kCrowdLocalAlpha) / 2, 4), 400, 1e-9);  // floats: 32 / 4
+  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::Ell, 0.5, 8), 0);
   EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds,
-              20 * crowd_ns_of(hw, Format::CsrScalar, even.alpha) * 1e-9, 1e-15);
+              20 * crowd_ns_of(hw, Format::CsrScalar, even.alpha, 8) * 1e-9, 1e-15);
   hw.crowd_scattered_ns.clear();
   // Past L2 the crowd figure does not apply.
   hw.l2_bytes = 1000;

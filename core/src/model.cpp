@@ -79,12 +79,13 @@ double host_seconds(const ModelHardware& hw, Format f, int launches) {
   return (it->second + std::max(0, launches - tiny_launches(f)) * per_launch) * 1e-6;
 }
 
-double crowd_ns_of(const ModelHardware& hw, Format f, double alpha) {
+double crowd_ns_of(const ModelHardware& hw, Format f, double alpha, int tau) {
   const auto local = hw.crowd_ns.find(format_name(f));
   if (local == hw.crowd_ns.end() || local->second <= 0) return 0;
   const auto scattered = hw.crowd_scattered_ns.find(format_name(f));
   if (scattered == hw.crowd_scattered_ns.end() || scattered->second <= 0) return local->second;
-  const double t = std::clamp((alpha - kCrowdLocalAlpha) / (1 - kCrowdLocalAlpha), 0.0, 1.0);
+  const double scattered_alpha = 32.0 / tau;
+  const double t = std::clamp((alpha - kCrowdLocalAlpha) / (scattered_alpha - kCrowdLocalAlpha), 0.0, 1.0);
   return std::exp((1 - t) * std::log(local->second) + t * std::log(scattered->second));
 }
 
@@ -391,7 +392,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, ell_loop ? Format::Ell : f, in_l2) * 1e-9;
     // Within L2, every warp's lanes walking rows at once pay an L2 round
     // trip a step: the typical warp's longest row at the crowd figure.
-    if (in_l2) e.chain_seconds = std::max(e.chain_seconds, crowd_elems * crowd_ns_of(hw, f, s.alpha) * 1e-9);
+    if (in_l2) e.chain_seconds = std::max(e.chain_seconds, crowd_elems * crowd_ns_of(hw, f, s.alpha, tau) * 1e-9);
     e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.

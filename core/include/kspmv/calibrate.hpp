@@ -296,7 +296,8 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     }
     // csr-scalar's crowd: every lane walking a row of its own at once, 32
     // columns each, within L2; once in a band (neighbouring lanes share
-    // their x lines) and once scattered over x. The figures its estimate
+    // their x lines, alpha 1/16) and once scattered over x (a sector of x
+    // per entry). The figures its estimate
     // uses for the typical warp's longest row (model.hpp, crowd_ns).
     // Devices with warps only: a host space walks the rows one by one.
     if (hw.warp > 1 && budget.seconds() <= co.budget_seconds / 3) {

@@ -81,8 +81,9 @@ struct ModelHardware {
   // Per format name: ns per element of a lane's chain within L2 when every
   // lane of every warp walks a row of its own at once (a crowd), measured
   // on rows of 32 columns in a band (neighbouring lanes share x: alpha
-  // 1/16) and on rows of 32 scattered columns (alpha 1); a matrix's own x
-  // reuse alpha places it between them (log-linear, clamped). A lone lane
+  // 1/16) and on rows of 32 scattered columns (a sector of x per entry:
+  // alpha 32 / scalar bytes); a matrix's own x reuse alpha places it
+  // between them (log-linear, clamped). A lone lane
   // finds its lines in L1; a crowd's loads queue at L1 and L2, so
   // csr-scalar's per-element cost was 2-3x its lone figure on the small
   // real matrices (session 12). Only csr-scalar, whose lanes load one
@@ -166,9 +167,10 @@ std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHar
 // ns per chain element of format f (working set within L2 or past it).
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2);
 // ns per element of format f's crowd chain at x reuse alpha (0: none).
-double crowd_ns_of(const ModelHardware& hw, Format f, double alpha);
+double crowd_ns_of(const ModelHardware& hw, Format f, double alpha, int scalar_bytes);
 // The x reuse of the calibration's banded crowd (rows of 32 in a band of
-// 32): one warp's 1024 entries read 63 distinct x, about 1/16.
+// 32): one warp's 1024 entries read 63 distinct x, about 1/16. Its
+// scattered crowd reads a 32-byte sector of x per entry: 32 / scalar bytes.
 constexpr double kCrowdLocalAlpha = 1.0 / 16;
 
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
