@@ -3,6 +3,7 @@
 // against the formats' real storage, calibration files, and a calibration
 // run (tiny, on whatever device the tests run on).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "test_support.hpp"
@@ -169,6 +170,25 @@ TEST(Calibration, FileRoundTripAndErrors) {
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
   EXPECT_THROW(read_calibration("/nonexistent/kspmv.cal"), IoError);
+}
+
+// Every calibration file the project ships reads back (a key the reader
+// does not know would make it throw) and names its device and figures;
+// session 2's predates the per-format fixed costs.
+TEST(Calibration, ShippedFilesRead) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(KSPMV_CALIBRATION_DIR)) {
+    if (entry.path().extension() != ".cal") continue;
+    ++files;
+    ModelHardware hw;
+    ASSERT_NO_THROW(hw = read_calibration(entry.path().string())) << entry.path();
+    EXPECT_TRUE(hw.calibrated);
+    EXPECT_NE(hw.name, "unknown") << entry.path();
+    EXPECT_GT(hw.bandwidth_gbs, 0) << entry.path();
+    EXPECT_GT(hw.launch_us, 0) << entry.path();
+    EXPECT_FALSE(hw.efficiency.empty()) << entry.path();
+  }
+  EXPECT_GE(files, 1);
 }
 
 // The fixed part of an estimate: launches * launch_us uncalibrated; the
