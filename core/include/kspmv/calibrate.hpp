@@ -297,9 +297,10 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     // csr-scalar's crowd: every lane walking a row of its own at once, 32
     // columns each, within L2; once in a band (neighbouring lanes share
     // their x lines, alpha 1/16) and once scattered over x (a sector of x
-    // per entry). The figures its estimate
-    // uses for the typical warp's longest row (model.hpp, crowd_ns).
-    // Devices with warps only: a host space walks the rows one by one.
+    // per entry). Its estimate prices the typical warp's longest row at
+    // these (model.hpp, crowd_ns); the L2 efficiency fit below then skips
+    // csr-scalar where that chain bounds the run. Devices with warps only:
+    // a host space walks the rows one by one.
     if (hw.warp > 1 && budget.seconds() <= co.budget_seconds / 3) {
       const std::int64_t rows = std::max<std::int64_t>(4096, static_cast<std::int64_t>(32768 * shrink));
       constexpr std::int64_t len = 32;
