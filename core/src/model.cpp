@@ -61,22 +61,26 @@ int tiny_launches(Format f) {
   }
 }
 
+// Seconds of a per-format tiny-matrix figure (us) for an SpMV of
+// `launches` launches: the figure plus per_launch_us for each launch the
+// tiny matrix did not need (EHYB's separate extra-row pass); absent_us
+// where the format has no figure.
+double tiny_figure_seconds(const std::map<std::string, double>& us, Format f, int launches, double per_launch_us,
+                           double absent_us) {
+  const auto it = us.find(format_name(f));
+  if (it == us.end() || it->second <= 0) return absent_us * 1e-6;
+  return (it->second + std::max(0, launches - tiny_launches(f)) * per_launch_us) * 1e-6;
+}
+
 }  // namespace
 
 double fixed_seconds(const ModelHardware& hw, Format f, int launches) {
-  const auto it = hw.fixed_us.find(format_name(f));
-  if (it == hw.fixed_us.end() || it->second <= 0) return launches * hw.launch_us * 1e-6;
-  // Launches beyond those measured on the tiny matrix (EHYB's separate
-  // extra-row pass) cost a launch each.
-  return (it->second + std::max(0, launches - tiny_launches(f)) * hw.launch_us) * 1e-6;
+  return tiny_figure_seconds(hw.fixed_us, f, launches, hw.launch_us, launches * hw.launch_us);
 }
 
 double host_seconds(const ModelHardware& hw, Format f, int launches) {
-  const auto it = hw.host_us.find(format_name(f));
-  if (it == hw.host_us.end() || it->second <= 0) return 0;
-  const auto one = hw.host_us.find(format_name(Format::CsrVector));
-  const double per_launch = one != hw.host_us.end() ? one->second : 0.0;
-  return (it->second + std::max(0, launches - tiny_launches(f)) * per_launch) * 1e-6;
+  const auto one = hw.host_us.find(format_name(Format::CsrVector));  // one launch, one pass
+  return tiny_figure_seconds(hw.host_us, f, launches, one != hw.host_us.end() ? one->second : 0.0, 0.0);
 }
 
 double crowd_ns_of(const ModelHardware& hw, Format f, double alpha, int tau) {
@@ -213,14 +217,16 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       chain_elems = maxlen / (f == Format::KkCrs ? 32 : v);
       break;
     }
-    case Format::CsrScalar:
+    case Format::CsrScalar: {
       // A lane per row: the warp waits for its longest row (N_iter, pellr eq. 1).
-      bytes = (tau + kIndex) * warp_slots(s.lengths) + kIndex * (n + 1) + x + y;
+      const double lane_slots = warp_slots(s.lengths);
+      bytes = (tau + kIndex) * lane_slots + kIndex * (n + 1) + x + y;
       e.storage_bytes = csr_storage;
       chain_elems = maxlen;
       // The typical warp's longest row, walked by a crowd of lanes (below).
-      crowd_elems = n > 0 ? warp_slots(s.lengths) / (32.0 * std::ceil(n / 32.0)) : 0.0;
+      crowd_elems = n > 0 ? lane_slots / (32.0 * std::ceil(n / 32.0)) : 0.0;
       break;
+    }
     case Format::CsrAdaptive:
       // The sorted order's row map, then each row's offsets, entries and
       // y in whole sectors (pattern_stats), x in that order.
