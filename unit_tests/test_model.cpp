@@ -141,8 +141,10 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.host_us["ell"] = 3.25;
   hw.chain_ns["pellr"] = 80;
   hw.chain_dram_ns["jad"] = 350;
-  hw.crowd_ns["csr-scalar"] = 210;
-  hw.crowd_scattered_ns["csr-scalar"] = 420;
+  hw.line_ns["csr-scalar"] = 0.25;
+  hw.efficiency_near["csr-adaptive"] = 1.5;
+  hw.near_bytes = 6.5e7;
+  hw.far_bytes = 1.5e8;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
   write_calibration(path, hw);
   const auto back = read_calibration(path);
@@ -159,13 +161,20 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.chain_ns.at("pellr"), 80);
   EXPECT_DOUBLE_EQ(back.chain_dram_ns.at("jad"), 350);
   EXPECT_EQ(back.chain_ns.count("jad"), 0u);
-  EXPECT_DOUBLE_EQ(back.crowd_ns.at("csr-scalar"), 210);
-  EXPECT_DOUBLE_EQ(back.crowd_scattered_ns.at("csr-scalar"), 420);
+  EXPECT_DOUBLE_EQ(back.line_ns.at("csr-scalar"), 0.25);
+  EXPECT_DOUBLE_EQ(back.efficiency_near.at("csr-adaptive"), 1.5);
+  EXPECT_DOUBLE_EQ(back.near_bytes, 6.5e7);
+  EXPECT_DOUBLE_EQ(back.far_bytes, 1.5e8);
   EXPECT_TRUE(back.calibrated);
+  // Session 12's crowd figures are no longer in the model: its files
+  // still read, those keys dropped (their format names still checked).
+  std::ofstream(path) << "crowd_ns.csr-scalar = 268\ncrowd_scattered_ns.csr-scalar = 320\nline_ns.csr-scalar = 0.5\n";
+  EXPECT_DOUBLE_EQ(read_calibration(path).line_ns.at("csr-scalar"), 0.5);
   for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
                           "fixed_us.nonsense = 2\n", "fixed_us.coo = slow\n", "efficiency_l2.nonsense = 1\n",
                           "efficiency_l2_irregular.ell = x\n", "chain_ns.nonsense = 1\n", "chain_dram_ns.ell = x\n",
-                          "host_us.nonsense = 1\n", "host_us.ell = quick\n", "crowd_ns.nonsense = 1\n", "crowd_scattered_ns.csr = x\n"}) {
+                          "host_us.nonsense = 1\n", "host_us.ell = quick\n", "crowd_ns.nonsense = 1\n", "line_ns.nonsense = 1\n",
+                          "line_ns.csr-scalar = x\n", "efficiency_near.nonsense = 1\n", "near_bytes = big\n"}) {
     std::ofstream(path) << bad;
     EXPECT_THROW(read_calibration(path), Error) << bad;
   }
@@ -263,60 +272,171 @@ TEST(Model, HostCostIsAFloorUnderBackToBackSpMVs) {
   EXPECT_DOUBLE_EQ(b.host_seconds, 5e-6);
 }
 
-// csr-scalar within L2: the typical warp's longest row at the crowd figure
-// (every lane walking a row at once), unless one long row at the lone
-// figure takes longer; past L2, and for other formats, the lone figure.
-TEST(Model, CsrScalarCrowdChainWithinL2) {
+// csr-scalar's lines: each load step of a warp (32 consecutive rows, a
+// lane each, the lanes whose rows are that long) touches the 128-byte
+// lines of its column indices, values and x; counted by hand here. Its
+// chain is the longest row at the lone figure plus an SM's share of every
+// warp's lines at line_ns; other formats have no line term.
+TEST(Model, CsrScalarLinesAddToItsChain) {
+  // 64 rows of 4 entries, row i at columns 16 i .. 16 i + 3. A step of a
+  // warp: indices 4 i + j over 32 lanes span 4 lines (32 ints a line),
+  // values 8 (16 doubles a line), x one line a lane (16 i): 44 lines, 4
+  // steps, 2 warps.
+  HostCoo<double> c(64, 1024);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 4; ++j) c.add(i, 16 * i + j, 1.0);
+  const auto a = to_csr(c);
+  const auto s = pattern_stats(a, 8, 64);
+  EXPECT_DOUBLE_EQ(s.scalar_lines, 2 * 4 * (4 + 8 + 32));
+  // Floats: values 4 lines a step, x a line per two lanes.
+  HostCoo<float> cf(64, 1024);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 4; ++j) cf.add(i, 16 * i + j, 1.0f);
+  EXPECT_DOUBLE_EQ(pattern_stats(to_csr(cf), 4, 64).scalar_lines, 2 * 4 * (4 + 4 + 16));
+  // A straggler: row 0 of 10 entries (columns 0-9), rows 1-31 one entry
+  // (column 16 i). Step 0: indices 0, 10-40 span 2 lines, values 3, x 32
+  // (row 0 and row 1's x share none: line 0 and lines 1-31); steps 1-9:
+  // lane 0 alone, a line each.
+  HostCoo<double> d(32, 512);
+  for (int j = 0; j < 10; ++j) d.add(0, j, 1.0);
+  for (int i = 1; i < 32; ++i) d.add(i, 16 * i, 1.0);
+  EXPECT_DOUBLE_EQ(pattern_stats(to_csr(d), 8, 64).scalar_lines, (2 + 3 + 32) + 9 * 3);
+
   ModelHardware hw;
   hw.bandwidth_gbs = 1e6;  // traffic ~free: the chain sets the time
-  hw.serial_ns = 10;
+  hw.processors = 2;
   hw.chain_ns["csr-scalar"] = 50;
-  // 4096 rows of 20 entries: every warp's longest row is 20.
-  HostCoo<double> c(4096, 4096);
-  for (int i = 0; i < 4096; ++i)
-    for (int j = 0; j < 20; ++j) c.add(i, (i + 97 * j) % 4096, 1.0);
-  const auto even = pattern_stats(to_csr(c), 8, 64);
-  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds, 20 * 50e-9, 1e-15);  // no crowd figure
-  const double vector_chain = estimate(Format::CsrVector, even, 8, hw).chain_seconds;
-  hw.crowd_ns["csr-scalar"] = 200;
-  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds, 20 * 200e-9, 1e-15);
-  EXPECT_DOUBLE_EQ(estimate(Format::CsrVector, even, 8, hw).chain_seconds, vector_chain);  // csr-scalar's figure only
-  hw.chain_ns["ell"] = 50;
-  EXPECT_NEAR(estimate(Format::Ell, even, 8, hw).chain_seconds, 20 * 50e-9, 1e-15);  // ELL: lone figure only
-  // One row of 1000 among rows of 2: 128 warps, one of them with a longest
-  // row of 1000: the crowd's typical warp walks (1000 + 127 * 2) / 128.
-  HostCoo<double> d(4096, 4096);
-  for (int j = 0; j < 1000; ++j) d.add(0, j, 1.0);
-  for (int i = 1; i < 4096; ++i) {
-    d.add(i, i, 1.0);
-    d.add(i, (i + 1) % 4096, 1.0);
-  }
-  const auto straggler = pattern_stats(to_csr(d), 8, 64);
-  EXPECT_NEAR(estimate(Format::CsrScalar, straggler, 8, hw).chain_seconds, 1000 * 50e-9, 1e-15);
-  hw.chain_ns["csr-scalar"] = 0.1;
-  EXPECT_NEAR(estimate(Format::CsrScalar, straggler, 8, hw).chain_seconds, (1000 + 127 * 2) / 128.0 * 200e-9, 1e-15);
-  // The calibration's banded crowd has the x reuse the model anchors it at.
-  HostCoo<double> band(4096, 4096);
-  for (int i = 0; i < 4096; ++i)
-    for (int j = 0; j < 32; ++j) band.add(i, (i - 16 + j + 4096) % 4096, 1.0);
-  EXPECT_NEAR(pattern_stats(to_csr(band), 8, 64).alpha, kCrowdLocalAlpha, 0.01);
-  // A scattered figure: placed by the matrix's x reuse alpha, log-linear
-  // between the banded crowd's 1/16 and the scattered one's 32 / 8 (a
-  // sector of x per double), clamped.
-  hw.crowd_scattered_ns["csr-scalar"] = 800;
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 0.01, 8), 200);
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, kCrowdLocalAlpha, 8), 200);
-  EXPECT_NEAR(crowd_ns_of(hw, Format::CsrScalar, (4 + kCrowdLocalAlpha) / 2, 8), 400, 1e-9);  // geometric mean
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::CsrScalar, 4.5, 8), 800);
-  EXPECT_NEAR(crowd_ns_of(hw, Format::CsrScalar, (8 + kCrowdLocalAlpha) / 2, 4), 400, 1e-9);  // floats: 32 / 4
-  EXPECT_DOUBLE_EQ(crowd_ns_of(hw, Format::Ell, 0.5, 8), 0);
-  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds,
-              20 * crowd_ns_of(hw, Format::CsrScalar, even.alpha, 8) * 1e-9, 1e-15);
-  hw.crowd_scattered_ns.clear();
-  // Past L2 the crowd figure does not apply.
+  EXPECT_NEAR(estimate(Format::CsrScalar, s, 8, hw).chain_seconds, 4 * 50e-9, 1e-15);  // no line figure
+  const double vector_chain = estimate(Format::CsrVector, s, 8, hw).chain_seconds;
+  hw.line_ns["csr-scalar"] = 10;
+  EXPECT_NEAR(estimate(Format::CsrScalar, s, 8, hw).chain_seconds, 4 * 50e-9 + 352 / 2.0 * 10e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(line_ns_of(hw, Format::CsrScalar), 10);
+  EXPECT_DOUBLE_EQ(line_ns_of(hw, Format::CsrVector), 0);
+  EXPECT_DOUBLE_EQ(estimate(Format::CsrVector, s, 8, hw).chain_seconds, vector_chain);  // csr-scalar's figure only
+  // Past L2 too (the lone figure then the DRAM one).
   hw.l2_bytes = 1000;
   hw.chain_dram_ns["csr-scalar"] = 70;
-  EXPECT_NEAR(estimate(Format::CsrScalar, even, 8, hw).chain_seconds, 20 * 70e-9, 1e-15);
+  EXPECT_NEAR(estimate(Format::CsrScalar, s, 8, hw).chain_seconds, 4 * 70e-9 + 352 / 2.0 * 10e-9, 1e-15);
+}
+
+// kk-crs's chain: the longest row over Kokkos Kernels' lanes a row (the
+// smallest power of two up to 32 at least a sixth of nnz / rows, integer
+// division), not csr-vector's rule: a lane a row up to 6 entries.
+TEST(Model, KkCrsChainFollowsKokkosKernelsLanes) {
+  const ModelHardware hw;
+  for (const auto& [len, lanes] : std::vector<std::pair<int, int>>{{6, 1}, {7, 2}, {12, 2}, {13, 4}, {25, 8}, {200, 32}}) {
+    HostCoo<double> c(64, 256);
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < len; ++j) c.add(i, j, 1.0);
+    const auto s = pattern_stats(to_csr(c), 8, 64);
+    EXPECT_DOUBLE_EQ(estimate(Format::KkCrs, s, 8, hw).chain_elements, double(len) / lanes) << len;
+  }
+}
+
+// CSR kernels with a group of lanes a row pay whole groups: a row of 5
+// entries under csr-vector's 8 lanes (CUSP's rule on a mean of 5) moves
+// 8 slots of index and value; kk-crs gives rows of 5 a lane each (no idle
+// lanes); csr-scalar and ELL are unaffected.
+TEST(Model, VectorCsrPaysWholeGroups) {
+  const ModelHardware hw;
+  HostCoo<double> c(256, 256);
+  for (int i = 0; i < 256; ++i)
+    for (int j = 0; j < 5; ++j) c.add(i, (i + 7 * j) % 256, 1.0);
+  const auto s = pattern_stats(to_csr(c), 8, 64);
+  const double rest = 4.0 * 257 + 8.0 * 256 * 5 * s.alpha + 8.0 * 256;  // row_ptr, x, y
+  EXPECT_NEAR(estimate(Format::CsrVector, s, 8, hw).bytes, 12.0 * 256 * 8 + rest, 1e-6);
+  EXPECT_NEAR(estimate(Format::Csr, s, 8, hw).bytes, 12.0 * 256 * 8 + rest, 1e-6);
+  EXPECT_NEAR(estimate(Format::KkCrs, s, 8, hw).bytes, 12.0 * 256 * 5 + rest, 1e-6);
+  EXPECT_DOUBLE_EQ(estimate(Format::CsrVector, s, 8, hw).storage_bytes, 12.0 * 256 * 5 + 4.0 * 257);
+}
+
+// csr-adaptive's lines: rows sorted by ascending length, a range's
+// threads per row each (tpr_for_length: up to 8 entries a lane). 32 rows
+// of 16 entries (2 lanes a row, 16 rows a warp: 2 warps) and, sorted
+// before them, 32 rows of 4 (a lane each: 1 warp). Counted by hand; its
+// chain takes csr-scalar's line figure.
+TEST(Model, CsrAdaptiveLinesInItsSortedOrder) {
+  // Row i < 32: 16 entries, columns 16 i + j (x: one line a row); rows
+  // 32-63: 4 entries, columns 16 (i - 32) + j.
+  HostCoo<double> c(64, 1024);
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 16; ++j) c.add(i, 16 * i + j, 1.0);
+  for (int i = 32; i < 64; ++i)
+    for (int j = 0; j < 4; ++j) c.add(i, 16 * (i - 32) + j, 1.0);
+  const auto a = to_csr(c);
+  const auto s = pattern_stats(a, 8, 64);
+  // Short rows first (entries 512 + 4 r + j, r = 0..31): a warp, 4 steps;
+  // a step's indices are bytes 2048 + 16 r + 4 j (lines 16-19: 4), its
+  // values bytes 4096 + 32 r + 8 j (lines 32-39: 8), its x a line a row
+  // (32).
+  const double short_rows = 4 * (4 + 8 + 32);
+  // Long rows, 2 lanes a row (offsets 0 and 1, stride 2), 16 rows a warp:
+  // 8 steps. Warp 0 (rows 0-15): entries 16 r + 2 j + o, indices bytes
+  // 64 r + ...: 16 rows x 64 bytes = 8 lines; values 16 x 128: 16 lines;
+  // x: 16 lines (a line a row). Warp 1 (rows 16-31) the same.
+  const double long_rows = 2 * 8 * (8 + 16 + 16);
+  EXPECT_DOUBLE_EQ(s.adaptive_lines, short_rows + long_rows);
+  ModelHardware hw;
+  hw.bandwidth_gbs = 1e6;
+  hw.processors = 4;
+  hw.chain_ns["ell"] = 100;  // csr-adaptive's lanes walk with ELL's loop
+  const double base = estimate(Format::CsrAdaptive, s, 8, hw).chain_seconds;
+  EXPECT_NEAR(base, 8 * 100e-9, 1e-15);  // a lane's 8 entries
+  hw.line_ns["csr-scalar"] = 2;
+  EXPECT_NEAR(estimate(Format::CsrAdaptive, s, 8, hw).chain_seconds, base + (short_rows + long_rows) / 4 * 2e-9, 1e-15);
+}
+
+// Just past L2 a format's DRAM efficiency takes the factor efficiency_near
+// / efficiency: whole up to the near stencil's CSR bytes, none from the
+// far one's, log-linear between; csr-scalar only where it walks its rows.
+TEST(Model, NearL2FactorBetweenTheTwoStencils) {
+  ModelHardware hw;
+  hw.l2_bytes = 1000;  // everything is past L2
+  hw.bandwidth_gbs = 100;
+  hw.serial_ns = 1e-6;  // chains ~free: the traffic sets the time
+  const auto a = generate<double>("lap2d:100");
+  const auto s = pattern_stats(a, 8, 64);
+  const double csr = 12.0 * double(a.nnz()) + 4.0 * double(a.nrows + 1);
+  for (Format f : {Format::Ell, Format::CsrScalar}) {
+    hw.efficiency[format_name(f)] = 1.0;
+    hw.efficiency_near[format_name(f)] = 2.0;
+  }
+  // The factor an estimate moved its bytes with.
+  auto factor = [&](Format f) {
+    const auto e = estimate(f, s, 8, hw);
+    return e.bytes / (hw.bandwidth_gbs * 1e9) / (e.seconds - e.fixed_seconds);
+  };
+  EXPECT_NEAR(factor(Format::Ell), 1.0, 1e-9);  // no sizes: no factor
+  hw.near_bytes = 2 * csr;
+  hw.far_bytes = 8 * csr;
+  EXPECT_NEAR(factor(Format::Ell), 2.0, 1e-9);
+  EXPECT_NEAR(factor(Format::CsrScalar), 2.0, 1e-9);  // 5 entries a row: walked
+  EXPECT_NEAR(factor(Format::CsrVector), 0.8, 1e-9);  // no figures: the default efficiency alone
+  hw.near_bytes = csr / 2;
+  hw.far_bytes = 2 * csr;
+  EXPECT_NEAR(factor(Format::Ell), std::sqrt(2.0), 1e-9);
+  hw.near_bytes = csr / 8;
+  hw.far_bytes = csr / 2;
+  EXPECT_NEAR(factor(Format::Ell), 1.0, 1e-9);
+  // Within L2 the L2 figures apply, not this factor.
+  hw.near_bytes = 2 * csr;
+  hw.far_bytes = 8 * csr;
+  hw.l2_bytes = 1'000'000'000;
+  EXPECT_NEAR(factor(Format::Ell), hw.l2_gain, 1e-9);
+  // csr-scalar streams rows past 8 entries on average (csr_walks_rows):
+  // the factor is not for it there.
+  hw.l2_bytes = 1000;
+  HostCoo<double> wide(512, 512);
+  for (int i = 0; i < 512; ++i)
+    for (int j = 0; j < 12; ++j) wide.add(i, (i + 37 * j) % 512, 1.0);
+  const auto w = to_csr(wide);
+  const auto sw = pattern_stats(w, 8, 64);
+  hw.near_bytes = 2 * (12.0 * double(w.nnz()) + 4.0 * double(w.nrows + 1));
+  hw.far_bytes = 4 * hw.near_bytes;
+  const auto e = estimate(Format::CsrScalar, sw, 8, hw);
+  EXPECT_NEAR(e.bytes / (hw.bandwidth_gbs * 1e9) / (e.seconds - e.fixed_seconds), 1.0, 1e-9);
+  const auto el = estimate(Format::Ell, sw, 8, hw);
+  EXPECT_NEAR(el.bytes / (hw.bandwidth_gbs * 1e9) / (el.seconds - el.fixed_seconds), 2.0, 1e-9);
 }
 
 // A format's own chain cost per element, within L2 and past it, replaces
@@ -506,14 +626,20 @@ TEST(Calibration, QuickRunFitsEveryFormat) {
   // elements: csr-scalar, at least, gets its own figure in both regimes.
   EXPECT_TRUE(hw.chain_ns.count("csr-scalar"));
   EXPECT_TRUE(hw.chain_dram_ns.count("csr-scalar"));
-  // csr-scalar's crowd figure where the device has warps; none on a host
-  // space, which walks the rows one after another.
-  EXPECT_EQ(hw.crowd_ns.count("csr-scalar"), hw.warp > 1 ? 1u : 0u);
-  EXPECT_EQ(hw.crowd_scattered_ns.count("csr-scalar"), hw.warp > 1 ? 1u : 0u);
-  EXPECT_EQ(hw.crowd_ns.size(), hw.crowd_ns.count("csr-scalar"));
-  EXPECT_EQ(hw.crowd_scattered_ns.size(), hw.crowd_scattered_ns.count("csr-scalar"));
+  // csr-scalar's line figure where the device has warps (a block of rows
+  // an SM at least: lines to time); none on a host space, which walks the
+  // rows one after another.
+  EXPECT_EQ(hw.line_ns.count("csr-scalar"), hw.warp > 1 ? 1u : 0u);
+  EXPECT_EQ(hw.line_ns.size(), hw.line_ns.count("csr-scalar"));
+  // Near-L2 figures only beside a DRAM one, and only with the two
+  // stencils' sizes, the near one the smaller.
+  for (const auto& [name, e] : hw.efficiency_near) EXPECT_TRUE(hw.efficiency.count(name)) << name;
+  if (!hw.efficiency_near.empty()) {
+    EXPECT_GT(hw.near_bytes, 0);
+    EXPECT_GT(hw.far_bytes, hw.near_bytes);
+  }
   for (const auto* m : {&hw.efficiency, &hw.efficiency_irregular, &hw.efficiency_l2, &hw.efficiency_l2_irregular,
-                        &hw.chain_ns, &hw.chain_dram_ns})
+                        &hw.efficiency_near, &hw.chain_ns, &hw.chain_dram_ns, &hw.line_ns})
     for (const auto& [name, e] : *m) {
       EXPECT_NO_THROW(parse_format(name));
       EXPECT_GT(e, 0) << name;

@@ -38,17 +38,32 @@ double efficiency(const ModelHardware& hw, Format f, double cv) {
   return interpolated(hw.efficiency, hw.efficiency_irregular, f, cv, 0.8);
 }
 
+// The DRAM efficiency's factor for a matrix of csr_bytes (CSR storage)
+// just past L2: efficiency_near / efficiency up to near_bytes, 1 from
+// far_bytes, log-linear between.
+double near_l2_factor(const ModelHardware& hw, Format f, double csr_bytes) {
+  const auto near = hw.efficiency_near.find(format_name(f));
+  const auto far = hw.efficiency.find(format_name(f));
+  if (near == hw.efficiency_near.end() || far == hw.efficiency.end() || near->second <= 0 || far->second <= 0 ||
+      hw.near_bytes <= 0 || hw.far_bytes <= hw.near_bytes)
+    return 1;
+  const double t = std::clamp(std::log(std::max(csr_bytes, 1.0) / hw.near_bytes) / std::log(hw.far_bytes / hw.near_bytes),
+                              0.0, 1.0);
+  return std::pow(near->second / far->second, 1 - t);
+}
+
 // Bandwidth multiple of the copy bandwidth: the format's L2 efficiency
 // where calibrated and the working set fits L2, else the DRAM efficiency
-// (times l2_gain in L2).
-double bandwidth_factor(const ModelHardware& hw, Format f, double cv, bool in_l2) {
+// (times l2_gain in L2), just past L2 its near-L2 factor on top where
+// its lanes walk their rows as on the stencil it was measured on.
+double bandwidth_factor(const ModelHardware& hw, Format f, double cv, bool in_l2, double csr_bytes, bool walked) {
   if (in_l2) {
     const auto it = hw.efficiency_l2.find(format_name(f));
     if (it != hw.efficiency_l2.end() && it->second > 0)
       return interpolated(hw.efficiency_l2, hw.efficiency_l2_irregular, f, cv, it->second);
     return hw.l2_gain * efficiency(hw, f, cv);
   }
-  return efficiency(hw, f, cv);
+  return efficiency(hw, f, cv) * (walked ? near_l2_factor(hw, f, csr_bytes) : 1.0);
 }
 
 // Launches of each format on the calibration's tiny matrix (a 1D stencil:
@@ -83,14 +98,9 @@ double host_seconds(const ModelHardware& hw, Format f, int launches) {
   return tiny_figure_seconds(hw.host_us, f, launches, one != hw.host_us.end() ? one->second : 0.0, 0.0);
 }
 
-double crowd_ns_of(const ModelHardware& hw, Format f, double alpha, int tau) {
-  const auto local = hw.crowd_ns.find(format_name(f));
-  if (local == hw.crowd_ns.end() || local->second <= 0) return 0;
-  const auto scattered = hw.crowd_scattered_ns.find(format_name(f));
-  if (scattered == hw.crowd_scattered_ns.end() || scattered->second <= 0) return local->second;
-  const double scattered_alpha = 32.0 / tau;
-  const double t = std::clamp((alpha - kCrowdLocalAlpha) / (scattered_alpha - kCrowdLocalAlpha), 0.0, 1.0);
-  return std::exp((1 - t) * std::log(local->second) + t * std::log(scattered->second));
+double line_ns_of(const ModelHardware& hw, Format f) {
+  const auto it = hw.line_ns.find(format_name(f));
+  return it != hw.line_ns.end() && it->second > 0 ? it->second : 0.0;
 }
 
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2) {
@@ -100,6 +110,17 @@ double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2) {
 }
 
 namespace {
+
+// Kokkos Kernels' lanes a row for its CRS SpMV on a GPU (4.x,
+// spmv_launch_parameters): the smallest power of two up to 32 at least a
+// sixth of the integer mean row length. Rows of 6 or fewer entries get a
+// lane each, as csr-scalar.
+int kk_vector_length(std::int64_t nnz, std::int64_t rows) {
+  const std::int64_t per_row = std::max<std::int64_t>(1, rows > 0 ? nnz / rows : 1);
+  int v = 1;
+  while (v < 32 && v * 6 < per_row) v *= 2;
+  return v;
+}
 
 // CUSP's vector length rule (csr, csr-vector).
 int vector_length_for_mean(double mean) {
@@ -140,6 +161,67 @@ double sorted_row_sectors(const HostCsr<Scalar>& a, const std::vector<ordinal_t>
   return total;
 }
 
+// The 128-byte lines of column indices, values and x that a kernel's
+// warp-wide loads touch, summed over its loads: rows taken in `order`, a
+// row's `tpr` lanes (tpr_of(position)) loading entries o, o + tpr, ... of
+// it, a warp holding 32 / tpr consecutive rows of one tpr (tpr <= 32) or a
+// 32-lane share of one row. A load's lanes fall in as many lines as there
+// are distinct ones among them; an SM looks each up (line_ns).
+template <class Scalar, class TprOf>
+double warp_load_lines(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& order, const TprOf& tpr_of,
+                       int scalar_bytes) {
+  struct Lane {
+    std::int64_t begin, end;  // entries the lane loads: begin, begin + tpr, ... < end
+  };
+  double total = 0;
+  std::vector<Lane> lanes;
+  std::vector<std::int64_t> c, v, xl;
+  auto distinct = [](std::vector<std::int64_t>& w) {
+    std::sort(w.begin(), w.end());
+    return double(std::unique(w.begin(), w.end()) - w.begin());
+  };
+  auto warp = [&](std::int64_t t) {
+    std::int64_t steps = 0;
+    for (const Lane& l : lanes) steps = std::max(steps, (l.end - l.begin + t - 1) / t);
+    for (std::int64_t j = 0; j < steps; ++j) {
+      c.clear();
+      v.clear();
+      xl.clear();
+      for (const Lane& l : lanes) {
+        const std::int64_t k = l.begin + j * t;
+        if (k >= l.end) continue;
+        c.push_back(k * kIndex / 128);
+        v.push_back(k * scalar_bytes / 128);
+        xl.push_back(std::int64_t(a.col_idx[k]) * scalar_bytes / 128);
+      }
+      total += distinct(c) + distinct(v) + distinct(xl);
+    }
+  };
+  const std::size_t n = order.size();
+  for (std::size_t p = 0; p < n;) {
+    const std::int64_t t = tpr_of(p);
+    lanes.clear();
+    if (t <= 32) {
+      std::size_t q = p;
+      for (; q < n && q < p + static_cast<std::size_t>(32 / t) && tpr_of(q) == t; ++q) {
+        const ordinal_t r = order[q];
+        for (std::int64_t o = 0; o < t; ++o) lanes.push_back({std::int64_t(a.row_ptr[r]) + o, a.row_ptr[r + 1]});
+      }
+      warp(t);
+      p = q;
+    } else {
+      const ordinal_t r = order[p];
+      for (std::int64_t w = 0; w < t; w += 32) {
+        lanes.clear();
+        for (std::int64_t o = w; o < w + 32; ++o) lanes.push_back({std::int64_t(a.row_ptr[r]) + o, a.row_ptr[r + 1]});
+        warp(t);
+      }
+      ++p;
+    }
+  }
+  return total;
+}
+
 }  // namespace
 
 template <class Scalar>
@@ -148,6 +230,12 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.lengths = row_lengths(a);
   s.rows = row_length_stats(s.lengths, a.ncols);
   s.alpha = x_reuse_alpha(a, {}, scalar_bytes);
+  {
+    // csr-scalar: a lane per row, the caller's order.
+    std::vector<ordinal_t> identity(static_cast<std::size_t>(a.nrows));
+    for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<ordinal_t>(i);
+    s.scalar_lines = warp_load_lines(a, identity, [](std::size_t) { return std::int64_t(1); }, scalar_bytes);
+  }
   // csr-adaptive walks its rows stably sorted by ascending length, EVC-HYB
   // by ascending length too (ties by first column; the stable order stands
   // in for it): their x sectors per warp, and csr-adaptive's row_ptr,
@@ -157,6 +245,14 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
     const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
     s.alpha_ascending = x_reuse_alpha(a, order, scalar_bytes);
     s.sorted_row_sector_bytes = sorted_row_sectors(a, order, scalar_bytes) * 32.0;
+    // csr-adaptive's lanes: its ranges' threads per row (tpr_ranges).
+    constexpr int block = 256;  // CsrAdaptiveDevice::block_threads
+    s.adaptive_lines = warp_load_lines(
+        a, order,
+        [&](std::size_t p) {
+          return std::int64_t(std::min(block, tpr_for_length(s.lengths[static_cast<std::size_t>(order[p])], block)));
+        },
+        scalar_bytes);
   }
   std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
   std::int64_t in = 0, in_packet = 0;
@@ -202,7 +298,6 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   const double y = tau * n;              // y written once (beta = 0)
   const double csr_storage = (tau + kIndex) * nnz + kIndex * (n + 1);
   double bytes = 0, chain_elems = 0, slots = nnz, extra_fixed = 0;
-  double crowd_elems = 0;  // a crowd's chain (crowd_ns): csr-scalar only
   std::pair<double, double> hyb_parts{0, 0};  // HYB: its ELL part's bytes, its COO part's
   auto warp_slots = [&](const std::vector<std::int64_t>& len) { return 32.0 * double(warp_iterations(len).n_iter); };
   switch (f) {
@@ -211,10 +306,16 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     case Format::Csr:
     case Format::CsrVector:
     case Format::KkCrs: {
-      const int v = vector_length_for_mean(s.rows.mean);
-      bytes = csr_storage + x + y;
+      const int v = f == Format::KkCrs ? kk_vector_length(s.rows.nnz, s.rows.nrows) : vector_length_for_mean(s.rows.mean);
+      // A group of v lanes a row: its steps cost whole groups, idle lanes
+      // too (time tracked the groups' slots, not the entries, on the
+      // stencils: 5 entries to 8 lanes took 1.33x the model's entry
+      // count, 9 to 16 1.6x, session 13).
+      double group_slots = 0;
+      for (const std::int64_t len : s.lengths) group_slots += double(v) * double((len + v - 1) / v);
+      bytes = (tau + kIndex) * group_slots + kIndex * (n + 1) + x + y;
       e.storage_bytes = csr_storage;
-      chain_elems = maxlen / (f == Format::KkCrs ? 32 : v);
+      chain_elems = maxlen / v;
       break;
     }
     case Format::CsrScalar: {
@@ -223,8 +324,6 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
       bytes = (tau + kIndex) * lane_slots + kIndex * (n + 1) + x + y;
       e.storage_bytes = csr_storage;
       chain_elems = maxlen;
-      // The typical warp's longest row, walked by a crowd of lanes (below).
-      crowd_elems = n > 0 ? lane_slots / (32.0 * std::ceil(n / 32.0)) : 0.0;
       break;
     }
     case Format::CsrAdaptive:
@@ -377,7 +476,12 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
   const double cv = s.rows.mean > 0 ? s.rows.stddev / s.rows.mean : 0.0;
   // Time to move `b` bytes at format g's efficiency.
-  auto moving = [&](Format g, double b) { return b / (hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, g, cv, in_l2)); };
+  // csr-scalar streams long rows past L1 (csr_walks_rows): the near-L2
+  // figure, measured on a walked stencil, is not for those.
+  const bool walked = f != Format::CsrScalar || csr_walks_rows(s.rows.mean, s.rows.max, 1);
+  auto moving = [&](Format g, double b) {
+    return b / (hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, g, cv, in_l2, csr_storage, walked));
+  };
   e.chain_elements = chain_elems;
   if (f == Format::Hyb) {
     // HYB runs ELL's kernel on its first K columns, then a COO SpMV of the
@@ -396,9 +500,17 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     const double per_step = f == Format::Ehyb ? 4.0 / ehyb_slots_per_step(ConvertOptions{}.ehyb_min_parts_per_sm) : 1.0;
     const bool ell_loop = f == Format::Ehyb || f == Format::CsrAdaptive;
     e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, ell_loop ? Format::Ell : f, in_l2) * 1e-9;
-    // Within L2, every warp's lanes walking rows at once pay an L2 round
-    // trip a step: the typical warp's longest row at the crowd figure.
-    if (in_l2) e.chain_seconds = std::max(e.chain_seconds, crowd_elems * crowd_ns_of(hw, f, s.alpha, tau) * 1e-9);
+    // csr-scalar's lanes each load from a row of their own: a warp's load
+    // touches up to 32 lines, and its SM looks them up one by one. The
+    // longest row waits behind its SM's share of every warp's lines (one
+    // SM in `processors`; fitted as a sum on the small real matrices,
+    // session 13).
+    // csr-adaptive's lanes walk their own short rows as well, in the sorted
+    // order that scatters a warp's rows: the same lookups, at csr-scalar's
+    // figure (the SM's, measured with csr-scalar's lanes).
+    if (f == Format::CsrScalar || f == Format::CsrAdaptive)
+      e.chain_seconds += (f == Format::CsrScalar ? s.scalar_lines : s.adaptive_lines) /
+                         std::max(1, hw.processors) * line_ns_of(hw, Format::CsrScalar) * 1e-9;
     e.fixed_seconds = fixed_seconds(hw, f, e.launches) + extra_fixed;
     // The longest serial chain bounds the time from below; it does not add
     // to the traffic, which the other lanes move meanwhile.
@@ -535,12 +647,15 @@ constexpr std::pair<const char*, FormatFigures> kFormatKeys[] = {
     {"host_us.", &ModelHardware::host_us},
     {"efficiency.", &ModelHardware::efficiency},
     {"efficiency_irregular.", &ModelHardware::efficiency_irregular},
+    {"efficiency_near.", &ModelHardware::efficiency_near},
     {"efficiency_l2.", &ModelHardware::efficiency_l2},
     {"efficiency_l2_irregular.", &ModelHardware::efficiency_l2_irregular},
     {"chain_ns.", &ModelHardware::chain_ns},
-    {"crowd_ns.", &ModelHardware::crowd_ns},
-    {"crowd_scattered_ns.", &ModelHardware::crowd_scattered_ns},
-    {"chain_dram_ns.", &ModelHardware::chain_dram_ns}};
+    {"chain_dram_ns.", &ModelHardware::chain_dram_ns},
+    {"line_ns.", &ModelHardware::line_ns}};
+// Keys of earlier calibration files the model no longer uses: read (the
+// format name still checked) and dropped, so those files still load.
+constexpr const char* kRetiredKeys[] = {"crowd_ns.", "crowd_scattered_ns."};
 }  // namespace
 
 ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
@@ -579,7 +694,15 @@ ModelHardware read_calibration(const std::string& path, ModelHardware hw) {
     else if (k == "launch_us") hw.launch_us = d;
     else if (k == "l2_gain") hw.l2_gain = d;
     else if (k == "serial_ns") hw.serial_ns = d;
+    else if (k == "near_bytes") hw.near_bytes = d;
+    else if (k == "far_bytes") hw.far_bytes = d;
     else {
+      const auto retired = std::find_if(std::begin(kRetiredKeys), std::end(kRetiredKeys),
+                                        [&](const char* key) { return k.rfind(key, 0) == 0; });
+      if (retired != std::end(kRetiredKeys)) {
+        parse_format(k.substr(std::strlen(*retired)));
+        continue;
+      }
       const auto it = std::find_if(std::begin(kFormatKeys), std::end(kFormatKeys),
                                    [&](const auto& key) { return k.rfind(key.first, 0) == 0; });
       if (it == std::end(kFormatKeys)) throw ParseError(path, lineno, "unknown key '" + k + "'");
@@ -602,6 +725,7 @@ void write_calibration(const std::string& path, const ModelHardware& hw) {
       << "\nbus_width_bits = " << hw.bus_width_bits << "\ncore_clock_ghz = " << hw.core_clock_ghz
       << "\npcie_gbs = " << hw.pcie_gbs << "\nlaunch_us = " << hw.launch_us << "\nl2_gain = " << hw.l2_gain
       << "\nserial_ns = " << hw.serial_ns << "\n";
+  if (hw.near_bytes > 0) out << "near_bytes = " << hw.near_bytes << "\nfar_bytes = " << hw.far_bytes << "\n";
   for (const auto& [prefix, figures] : kFormatKeys)
     for (const auto& [k, v] : hw.*figures) out << prefix << k << " = " << v << "\n";
 }

@@ -209,7 +209,8 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
   // every slice) and walk PELLR's layout: they take its figure (and HYB's
   // ELL part ELL's). PKT is measured on packets of long rows (below).
   // csr and csr-vector walk the row with a group of lanes (512 steps of 8
-  // here); formats that split a row wider (kk-crs, csr-adaptive, EVC-HYB)
+  // here), kk-crs a lane a row there (its rule for short rows); formats
+  // that split a row wider (csr-adaptive, EVC-HYB)
   // or cap a lane's share (EHYB) have chains below 500 steps here and keep
   // serial_ns.
   {
@@ -294,33 +295,35 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
       fit_chain(Format::Pkt, a, s, opt, 64, hw.chain_ns, line);
       log(line);
     }
-    // csr-scalar's crowd: every lane walking a row of its own at once, 32
-    // columns each, within L2; once in a band (neighbouring lanes share
-    // their x lines, alpha 1/16) and once scattered over x (a sector of x
-    // per entry). Its estimate prices the typical warp's longest row at
-    // these (model.hpp, crowd_ns); the L2 efficiency fit below then skips
-    // csr-scalar where that chain bounds the run. Devices with warps only:
-    // a host space walks the rows one by one.
+    // csr-scalar's line figure: every lane walking a row of its own, so a
+    // warp's load touches up to 32 lines, which its SM looks up one by
+    // one. Rows of 27 columns in a band of 128 (an odd length: rows of 32
+    // put every lane's lines 128 or 256 bytes apart, the same L1 sets,
+    // and measured 1.4x slower a line on the H100, session 12's crowd),
+    // 16 warps an SM where L2 holds them; the time left after the longest
+    // row's chain is the SMs' line time (model.hpp, line_ns). Devices
+    // with warps only: a host space walks the rows one by one.
     if (hw.warp > 1 && budget.seconds() <= co.budget_seconds / 3) {
-      const std::int64_t rows = std::max<std::int64_t>(4096, static_cast<std::int64_t>(32768 * shrink));
-      constexpr std::int64_t len = 32;
-      std::string line = "crowd chain ns per element within L2, csr-scalar:";
-      for (const bool banded : {true, false}) {
-        const HostCsr<Scalar> a = pattern(rows, [&](std::int64_t i, std::vector<ordinal_t>& cols) {
-          for (std::int64_t j = 0; j < len; ++j)
-            cols.push_back(static_cast<ordinal_t>(banded ? (i - len / 2 + j + rows) % rows : (i * 7 + j * 1000003) % rows));
-        });
-        const PatternStats s = pattern_stats(a, tau, hw);
-        const FormatEstimate e = estimate(Format::CsrScalar, s, tau, hw);
-        const double t = time_of(a, Format::CsrScalar, {}) - e.fixed_seconds;
-        if (t <= 0) break;  // the scattered figure means nothing without the banded one
-        auto& out = banded ? hw.crowd_ns : hw.crowd_scattered_ns;
-        out[format_name(Format::CsrScalar)] = t / double(len) * 1e9;
-        line += std::string(banded ? " banded " : ", scattered ") +
-                std::to_string(out[format_name(Format::CsrScalar)]).substr(0, 6) + " (alpha " +
-                std::to_string(s.alpha).substr(0, 5) + ")";
+      constexpr std::int64_t len = 27;
+      const double fit_rows = 0.4 * double(hw.l2_bytes) / (len * (tau + int(sizeof(ordinal_t))) + 3 * tau);
+      // At least a block of 128 rows an SM, so quick runs still see lines.
+      const std::int64_t rows = std::max<std::int64_t>(
+          std::int64_t(std::max(1, hw.processors)) * 128,
+          static_cast<std::int64_t>(std::min(double(hw.processors) * 512, fit_rows) * shrink));
+      const HostCsr<Scalar> a = pattern(rows, [&](std::int64_t i, std::vector<ordinal_t>& cols) {
+        for (std::int64_t j = 0; j < len; ++j)
+          cols.push_back(static_cast<ordinal_t>((i - 64 + (j * 37 + i * 11) % 128 + rows) % rows));
+      });
+      const PatternStats s = pattern_stats(a, tau, hw);
+      const FormatEstimate e = estimate(Format::CsrScalar, s, tau, hw);
+      const double lone_chain = double(s.rows.max) * chain_ns_of(hw, Format::CsrScalar, true) * 1e-9;
+      const double t = time_of(a, Format::CsrScalar, {}) - e.fixed_seconds - lone_chain;
+      const double lines_per_sm = s.scalar_lines / std::max(1, hw.processors);
+      if (t > 0 && lines_per_sm > 0) {
+        hw.line_ns[format_name(Format::CsrScalar)] = t / lines_per_sm * 1e9;
+        log("line ns an SM, csr-scalar: " + std::to_string(t / lines_per_sm * 1e9).substr(0, 6) + " (" +
+            std::to_string(lines_per_sm).substr(0, 7) + " lines an SM)");
       }
-      log(line);
     }
     log("chain figures took " + std::to_string(stage.seconds()).substr(0, 5) + " s");
   }
@@ -372,6 +375,34 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     if (ei > 0) hw.efficiency_irregular[d.name] = ei;
     log(std::string(d.name) + ": efficiency regular " + (er > 0 ? std::to_string(er) : "n/a") + ", irregular " +
         (ei > 0 ? std::to_string(ei) : "n/a"));
+  }
+  // Each format's efficiency on a 3D stencil just past L2 (CSR bytes 1.25x
+  // L2, below the regular stencil's): the lines a walking lane's L1 drops
+  // are still in L2 there (model.hpp, efficiency_near).
+  {
+    const double csr_bytes_of_side = 7.0 * (tau + 4) + 4;  // a 3D 7-point stencil, per row
+    const auto near_side = static_cast<std::int64_t>(
+        std::min(std::cbrt(1.25 * double(hw.l2_bytes) / csr_bytes_of_side), 0.75 * double(side)));
+    const auto near = generate<Scalar>("lap3d:" + std::to_string(std::max<std::int64_t>(near_side, 6)));
+    const PatternStats s_near = pattern_stats(near, tau, hw);
+    auto csr_bytes = [&](const HostCsr<Scalar>& a) { return double(a.nnz()) * (tau + 4) + 4.0 * double(a.nrows + 1); };
+    hw.near_bytes = csr_bytes(near);
+    hw.far_bytes = csr_bytes(regular);
+    std::string line = "efficiency just past L2 (CSR " + std::to_string(hw.near_bytes / 1e6).substr(0, 6) + " MB):";
+    for (const auto& d : known_formats()) {
+      if (d.format == Format::Auto || d.format == Format::Hyb || !hw.efficiency.count(d.name)) continue;
+      if (budget.seconds() > co.budget_seconds + 20) {
+        line += " (budget spent)";
+        break;
+      }
+      // Past L2 only: within it the L2 efficiency applies.
+      const double e = fit_efficiency(d.format, near, s_near, 1e9, std::numeric_limits<double>::infinity(), 0.0, 4.0);
+      if (e > 0 && estimate(d.format, s_near, tau, hw).bytes > 0.8 * double(hw.l2_bytes)) {
+        hw.efficiency_near[d.name] = e;
+        line += " " + std::string(d.name) + " " + std::to_string(e).substr(0, 5);
+      }
+    }
+    log(line);
   }
   // L2 gain: on a 2D stencil whose working set is half of L2, the
   // geometric mean over four bandwidth-bound formats of (estimate at DRAM

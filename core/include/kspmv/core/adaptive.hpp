@@ -27,6 +27,16 @@ inline int tpr_for_length(std::int64_t length, int max_tpr) {
   return t;
 }
 
+// CSR with vector_length lanes a row (csr-scalar: 1): whether the lanes
+// walk their rows with the lines kept in L1 (a few short steps a lane)
+// rather than streamed past it. Measured on the H100 (session 6): kept,
+// csr-scalar is 1.21-1.32x faster on 7-point stencils but 0.88x on
+// 27-point ones, whose 32 rows a warp no longer fit L1. Shared by the
+// conversion and the model (only walked lines are found again in L2).
+inline bool csr_walks_rows(double mean, std::int64_t longest, int vector_length) {
+  return mean <= 8.0 * vector_length && longest <= 32 * static_cast<std::int64_t>(vector_length);
+}
+
 // EHYB's CUDA kernel: slots a lane loads per step (per round trip), by the
 // parts an SM holds. One part runs 1024 threads of 64 registers, room for
 // eight; two or more run at 32 registers, four. Shared by the kernel and

@@ -14,13 +14,17 @@
 //    EVC-HYB, EHYB, SELL-style slices) gives the bytes it moves; x traffic
 //    uses evc-hyb §3.2's alpha (from the pattern), padding its beta, and
 //    thread-per-row formats pay for the longest row of each warp (pellr's
-//    N_iter, eq. 1). Time = fixed cost + max(bytes / (bandwidth *
+//    N_iter, eq. 1), CSR's lane groups for their whole groups, and the
+//    formats whose lanes walk rows of their own (csr-scalar,
+//    csr-adaptive) for the cache lines their warps' loads touch (an SM
+//    looks each up: line_ns). Time = fixed cost + max(bytes / (bandwidth *
 //    efficiency), the longest serial chain), the fixed cost being the
 //    format's measured time on a tiny matrix (its launches, its passes over
 //    the vectors' few cache lines) or, uncalibrated, launches * t_launch;
 //    bandwidth is the measured
 //    copy bandwidth, raised by l2_gain while the working set fits L2 (or,
-//    calibrated, each format's own efficiency measured within L2). The
+//    calibrated, each format's own efficiency measured within L2; just
+//    past L2, its efficiency on a stencil of that size). The
 //    per-format efficiencies come from a quick empirical calibration on
 //    the device (calibrate(), kspmv calibrate) or default to 0.8.
 //
@@ -73,22 +77,32 @@ struct ModelHardware {
   // copy bandwidth (measured on a stencil and a power-law graph of about
   // a fifth of L2); where absent, l2_gain x efficiency.
   std::map<std::string, double> efficiency_l2, efficiency_l2_irregular;
+  // Per format name: the bandwidth efficiency on a 3D stencil just past
+  // L2 (CSR bytes near_bytes), where the formats whose lanes walk their
+  // own rows (csr-scalar, csr-adaptive) find the lines L1 dropped still
+  // in L2: 1.4-1.8x faster per byte than on the stencil behind
+  // `efficiency` (CSR bytes far_bytes), whose refetches come from DRAM
+  // (session 13). Between the two sizes a matrix's DRAM efficiency moves
+  // from near to far (log-linear in its CSR bytes), as a factor
+  // efficiency_near / efficiency on its own; none where absent.
+  std::map<std::string, double> efficiency_near;
+  double near_bytes = 0, far_bytes = 0;  // CSR bytes of those two stencils
   // Per format name: ns per element of a lane's serial chain while the
   // matrix fits L2 and past it (measured with one lane walking a long row
   // alone; past L2 each step is a DRAM round trip for the formats whose
   // lane strides through a column-major layout); serial_ns where absent.
   std::map<std::string, double> chain_ns, chain_dram_ns;
-  // Per format name: ns per element of a lane's chain within L2 when every
-  // lane of every warp walks a row of its own at once (a crowd), measured
-  // on rows of 32 columns in a band (neighbouring lanes share x: alpha
-  // 1/16) and on rows of 32 scattered columns (a sector of x per entry:
-  // alpha 32 / scalar bytes); a matrix's own x reuse alpha places it
-  // between them (log-linear, clamped). A lone lane
-  // finds its lines in L1; a crowd's loads queue at L1 and L2, so
-  // csr-scalar's per-element cost was 2-3x its lone figure on the small
-  // real matrices (session 12). Only csr-scalar, whose lanes load one
-  // entry a step, uses them; absent, the lone figure alone.
-  std::map<std::string, double> crowd_ns, crowd_scattered_ns;
+  // Per format name: ns an SM spends on each 128-byte line its warps'
+  // loads touch, one load at a time (a warp's load whose lanes fall in k
+  // lines costs the SM k line lookups). Only csr-scalar, whose 32 lanes
+  // each walk a row of their own, touches up to 32 lines a load: its SMs'
+  // line time (PatternStats::scalar_lines) adds to its longest row's
+  // chain. Measured on rows of 27 columns in a band within L2, 16 warps an
+  // SM (calibrate()); absent, no line term. It replaced the crowd chain
+  // of session 12 (crowd_ns), which priced every warp's longest row at
+  // the crowd's per-row time whatever the number of warps: 1.3-2.2x high
+  // on the small real matrices.
+  std::map<std::string, double> line_ns;
   bool calibrated = false;
 };
 
@@ -104,6 +118,13 @@ struct PatternStats {
   double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
   double pkt_in_packet = 0;         // the same for PKT's default packets (pkt_default_rows)
   std::int64_t pkt_longest_in_packet = 0;  // most in-packet entries of one row (a PKT thread owns whole rows)
+  // csr-scalar's warps (32 consecutive rows, a lane each): the 128-byte
+  // lines of column indices, values and x each load step touches, summed
+  // over steps and warps.
+  double scalar_lines = 0;
+  // The same for csr-adaptive's warps: rows sorted by ascending length, a
+  // range's threads per row each (tpr_ranges).
+  double adaptive_lines = 0;
 };
 template <class Scalar>
 PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000);
@@ -120,7 +141,7 @@ struct FormatEstimate {
   Format format;
   double seconds = 0;        // traffic model
   double bytes = 0;          // bytes moved per SpMV (model)
-  double chain_seconds = 0;  // the longest serial chain of one lane
+  double chain_seconds = 0;  // the longest serial chain of one lane (csr-scalar: plus its SM's line time)
   double chain_elements = 0; // its length in elements (the format's own steps)
   double fixed_seconds = 0;  // the part of `seconds` that does not scale with the matrix
   double host_seconds = 0;   // the host's cost to queue it: a floor under `seconds`
@@ -166,18 +187,15 @@ std::int64_t model_hyb_k(const PatternStats& s, int scalar_bytes, const ModelHar
 
 // ns per chain element of format f (working set within L2 or past it).
 double chain_ns_of(const ModelHardware& hw, Format f, bool in_l2);
-// ns per element of format f's crowd chain at x reuse alpha (0: none).
-double crowd_ns_of(const ModelHardware& hw, Format f, double alpha, int scalar_bytes);
-// The x reuse of the calibration's banded crowd (rows of 32 in a band of
-// 32): one warp's 1024 entries read 63 distinct x, about 1/16. Its
-// scattered crowd reads a 32-byte sector of x per entry: 32 / scalar bytes.
-constexpr double kCrowdLocalAlpha = 1.0 / 16;
+// ns an SM spends per line its warps' loads touch, format f (0: no figure).
+double line_ns_of(const ModelHardware& hw, Format f);
 
 // Calibration files: "key = value" lines, '#' comments; fixed_us.FORMAT,
 // host_us.FORMAT,
 // efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
-// efficiency_l2_irregular.FORMAT, chain_ns.FORMAT, chain_dram_ns.FORMAT,
-// crowd_ns.FORMAT and crowd_scattered_ns.FORMAT.
+// efficiency_l2_irregular.FORMAT, chain_ns.FORMAT, chain_dram_ns.FORMAT and
+// line_ns.FORMAT. Session 12's crowd_ns.FORMAT and crowd_scattered_ns.FORMAT
+// are read and ignored (no longer part of the model).
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),

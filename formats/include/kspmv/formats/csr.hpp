@@ -16,6 +16,7 @@
 #include <Kokkos_Timer.hpp>
 
 #include "kspmv/config.hpp"
+#include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -91,12 +92,9 @@ CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const HostCsr<Scalar>& a, const Co
       throw InvalidArgumentError(std::string(M::format_name) + ": vector_length must be a power of two <= 32, got " +
                                  std::to_string(d.vector_length));
     d.rows_per_team = 128 / d.vector_length;
-    // Measured on the H100 (session 6): with lines kept in L1, csr-scalar
-    // is 1.21-1.32x faster on 7-point stencils (7 entries a lane) but 0.88x
-    // on 27-point ones, whose 32 rows a warp no longer fit L1.
     std::int64_t longest = 0;
     for (ordinal_t i = 0; i < a.nrows; ++i) longest = std::max<std::int64_t>(longest, a.row_length(i));
-    d.short_walks = mean <= 8.0 * d.vector_length && longest <= 32 * std::int64_t(d.vector_length);
+    d.short_walks = csr_walks_rows(mean, longest, d.vector_length);
   }
   ExecSpace().fence();
   d.conversion_seconds = timer.seconds();
