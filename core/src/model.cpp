@@ -500,14 +500,13 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     const double per_step = f == Format::Ehyb ? 4.0 / ehyb_slots_per_step(ConvertOptions{}.ehyb_min_parts_per_sm) : 1.0;
     const bool ell_loop = f == Format::Ehyb || f == Format::CsrAdaptive;
     e.chain_seconds = chain_elems * per_step * chain_ns_of(hw, ell_loop ? Format::Ell : f, in_l2) * 1e-9;
-    // csr-scalar's lanes each load from a row of their own: a warp's load
-    // touches up to 32 lines, and its SM looks them up one by one. The
-    // longest row waits behind its SM's share of every warp's lines (one
-    // SM in `processors`; fitted as a sum on the small real matrices,
-    // session 13).
-    // csr-adaptive's lanes walk their own short rows as well, in the sorted
-    // order that scatters a warp's rows: the same lookups, at csr-scalar's
-    // figure (the SM's, measured with csr-scalar's lanes).
+    // csr-scalar's lanes, and csr-adaptive's on its short rows (in the
+    // sorted order that scatters a warp's rows), each load from a row of
+    // their own: a warp's load touches up to 32 lines, which its SM looks
+    // up one by one. The longest row waits behind its SM's share of every
+    // warp's lines (one SM in `processors`; fitted as a sum on the small
+    // real matrices, session 13), at csr-scalar's figure for both (the
+    // SM's cost, measured with csr-scalar's lanes).
     if (f == Format::CsrScalar || f == Format::CsrAdaptive)
       e.chain_seconds += (f == Format::CsrScalar ? s.scalar_lines : s.adaptive_lines) /
                          std::max(1, hw.processors) * line_ns_of(hw, Format::CsrScalar) * 1e-9;
