@@ -93,6 +93,37 @@ TEST(AdaptiveTpr, LanesPerRowByLength) {
   for (const auto& x : tpr_ranges(len, 256, 32)) EXPECT_GE(x.tpr, 32);
 }
 
+// The CUDA kernels find a team's sub-ELL block and a block's TPR range
+// with warp ballots, 32 candidates a round: more than 32 sub-ELL blocks
+// (every width 0..128 at the paper's split) take several rounds, and
+// csr-adaptive's ranges reach all nine TPRs of a 256-lane block.
+TEST(EvcHyb, ManyBlocksAndEveryTprRange) {
+  std::vector<std::int64_t> len;
+  for (std::int64_t w = 0; w <= 128; ++w) len.insert(len.end(), 40, w);
+  for (std::int64_t l : {300, 600, 1200, 2500}) len.push_back(l);
+  Rng rng(9);
+  for (std::size_t i = len.size() - 1; i > 0; --i)  // shuffled: the conversions sort
+    std::swap(len[i], len[static_cast<std::size_t>(rng.uniform() * double(i + 1))]);
+  const auto a = with_lengths(len, 20000);
+  ConvertOptions paper = kspmv_test::test_options();
+  paper.evc_split = 128;
+  const auto evc = to_evc_hyb<double, Space>(a, paper);
+  EXPECT_GT(evc.host_blocks.size(), 96u);  // four ballot rounds
+  const auto m = Matrix<double>::convert(a, Format::EvcHyb, paper);
+  for (auto [al, be] : std::vector<std::pair<double, double>>{{1, 0}, {-1.5, 0.5}})
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, al, be));
+  // Lengths 1, 9, 17, 33, 65, 129, 257, 513 and 2049: TPR 1, 2, ..., 256.
+  std::vector<std::int64_t> every;
+  for (std::int64_t l : {1, 9, 17, 33, 65, 129, 257, 513, 2049}) every.insert(every.end(), 70, l);
+  const auto b = with_lengths(every, 5000);
+  const auto adaptive = to_csr_adaptive<double, Space>(b);
+  EXPECT_EQ(adaptive.host_ranges.size(), 9u);
+  check_both_kernels(b, Format::CsrAdaptive, "every TPR");
+  check_both_kernels(b, Format::EvcHyb, "every TPR");
+  // More ranges than a warp's lanes cannot reach the kernel.
+  EXPECT_THROW(detail::upload_ranges<Space::memory_space>(std::vector<TprRange>(33), "r"), UnsupportedError);
+}
+
 TEST(EvcHyb, TableThreeColumnsFromRowLengths) {
   // 100 rows of 3, 50 of 5, 40 of 200, 2 of 5000 entries.
   std::vector<std::int64_t> len;

@@ -54,6 +54,11 @@ struct CsrAdaptiveDevice {
 namespace detail {
 template <class MemSpace>
 Kokkos::View<int*, MemSpace> upload_ranges(const std::vector<TprRange>& r, const std::string& label) {
+  // The CUDA kernel finds a block's range with one warp ballot (a lane a
+  // range). tpr_ranges on lengths sorted ascending gives one range per
+  // TPR, a power of two up to the block: at most 9 for 256.
+  if (r.size() > 32)
+    throw UnsupportedError(label + ": " + std::to_string(r.size()) + " TPR ranges, more than the 32 a warp finds");
   std::vector<int> flat;
   for (const auto& x : r) flat.insert(flat.end(), {x.begin, x.end, x.tpr, x.first_block});
   if (flat.empty()) flat.assign(4, 0);

@@ -6,6 +6,8 @@
 // partial sums through shared memory instead of a shared-memory tree.
 #pragma once
 
+#include <climits>
+
 #include "kspmv/backends/cuda/common.hpp"
 
 namespace kspmv {
@@ -44,8 +46,15 @@ template <class Scalar, int BLOCK, int P = 0>
 __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& a, int block, Scalar alpha,
                                                     const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y) {
   __shared__ Scalar partial[BLOCK / 32];
-  int b = 0;
-  while (b + 1 < a.nranges && block >= ldg(&a.ranges[b + 1].w)) ++b;
+  // The block's range: the last whose first block is at most `block`.
+  // Ranges are at most 32 (one per TPR, a power of two up to BLOCK;
+  // checked at conversion), so each lane reads one range's first block and
+  // a ballot counts them: one round trip. Walking the ranges one load
+  // after another cost the last ranges' blocks, the longest rows, up to
+  // eight dependent round trips before their first entry.
+  const int lane32 = static_cast<int>(threadIdx.x & 31);
+  const int first = lane32 < a.nranges ? ldg(&a.ranges[lane32].w) : INT_MAX;
+  const int b = __popc(__ballot_sync(0xffffffffu, first <= block)) - 1;
   const int4 r = ldg(a.ranges + b);  // begin, end, tpr, first_block
   const int tpr = r.z;
   const int lane = threadIdx.x & (tpr - 1);

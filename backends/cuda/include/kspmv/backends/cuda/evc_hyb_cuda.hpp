@@ -20,11 +20,18 @@ __device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict
                                               const Scalar* __restrict__ x, Scalar beta, Scalar* __restrict__ y,
                                               int team) {
   constexpr int B = detail::kEvcBlockInts;
-  int lo = 0, hi = nblocks - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (ldg(blocks + B * mid + 4) <= team) lo = mid;
-    else hi = mid - 1;
+  // The team's block: the last whose first team is at most `team`. Each
+  // lane reads one block's first team, 32 blocks a round, and a ballot
+  // counts them: one round trip where the blocks are at most 32 (the
+  // distinct widths up to the split, 128 at most). A binary search cost
+  // log2(blocks) dependent round trips before the first slot (5 on cage11).
+  const int lane32 = static_cast<int>(threadIdx.x & 31);
+  int lo = -1;
+  for (int base = 0; base < nblocks; base += 32) {
+    const int q = base + lane32;
+    const unsigned below = __ballot_sync(0xffffffffu, q < nblocks && ldg(blocks + B * q + 4) <= team);
+    lo += __popc(below);
+    if (below != 0xffffffffu) break;  // first teams increase: no later block starts at or below
   }
   const int row_begin = ldg(blocks + B * lo), rows = ldg(blocks + B * lo + 1), width = ldg(blocks + B * lo + 2);
   const int offset = ldg(blocks + B * lo + 3), first = ldg(blocks + B * lo + 4), teams = ldg(blocks + B * lo + 5);
