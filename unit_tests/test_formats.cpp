@@ -243,10 +243,10 @@ TEST(Csr, VectorLengthOption) {
     o.vector_length = v;
     EXPECT_TRUE(format_matches_reference(a, Format::Csr, 1.0, 0.5, 3, o)) << v;
   }
-  EXPECT_EQ(detail::csr_vector_length_for_mean(1.0), 2);
-  EXPECT_EQ(detail::csr_vector_length_for_mean(5.0), 8);
-  EXPECT_EQ(detail::csr_vector_length_for_mean(16.0), 16);
-  EXPECT_EQ(detail::csr_vector_length_for_mean(500.0), 32);
+  EXPECT_EQ(csr_vector_length_for_mean(1.0), 2);
+  EXPECT_EQ(csr_vector_length_for_mean(5.0), 8);
+  EXPECT_EQ(csr_vector_length_for_mean(16.0), 16);
+  EXPECT_EQ(csr_vector_length_for_mean(500.0), 32);
 }
 
 // Interop with Kokkos Kernels both ways.

@@ -122,13 +122,6 @@ int kk_vector_length(std::int64_t nnz, std::int64_t rows) {
   return v;
 }
 
-// CUSP's vector length rule (csr, csr-vector).
-int vector_length_for_mean(double mean) {
-  int v = 2;
-  while (v < 32 && v < mean) v *= 2;
-  return v;
-}
-
 std::vector<std::int64_t> sorted(std::vector<std::int64_t> v, bool descending) {
   if (descending) std::sort(v.begin(), v.end(), std::greater<>());
   else std::sort(v.begin(), v.end());
@@ -246,7 +239,7 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
     s.alpha_ascending = x_reuse_alpha(a, order, scalar_bytes);
     s.sorted_row_sector_bytes = sorted_row_sectors(a, order, scalar_bytes) * 32.0;
     // csr-adaptive's lanes: its ranges' threads per row (tpr_ranges).
-    constexpr int block = 256;  // CsrAdaptiveDevice::block_threads
+    constexpr int block = kCsrAdaptiveBlockThreads;
     s.adaptive_lines = warp_load_lines(
         a, order,
         [&](std::size_t p) {
@@ -306,7 +299,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
     case Format::Csr:
     case Format::CsrVector:
     case Format::KkCrs: {
-      const int v = f == Format::KkCrs ? kk_vector_length(s.rows.nnz, s.rows.nrows) : vector_length_for_mean(s.rows.mean);
+      const int v = f == Format::KkCrs ? kk_vector_length(s.rows.nnz, s.rows.nrows) : csr_vector_length_for_mean(s.rows.mean);
       // A group of v lanes a row: its steps cost whole groups, idle lanes
       // too (time tracked the groups' slots, not the entries, on the
       // stencils: 5 entries to 8 lanes took 1.33x the model's entry

@@ -37,6 +37,20 @@ inline bool csr_walks_rows(double mean, std::int64_t longest, int vector_length)
   return mean <= 8.0 * vector_length && longest <= 32 * static_cast<std::int64_t>(vector_length);
 }
 
+// CSR's lanes a row for a mean row length (CUSP's rule): the smallest
+// power of two from 2 up to 32 at least the mean. Shared by the csr and
+// csr-vector conversions and the model.
+inline int csr_vector_length_for_mean(double mean) {
+  int v = 2;
+  while (v < 32 && v < mean) v *= 2;
+  return v;
+}
+
+// csr-adaptive's lanes a block, the largest TPR of its ranges. Shared by
+// the format (CsrAdaptiveDevice::block_threads) and the model's count of
+// its lines.
+constexpr int kCsrAdaptiveBlockThreads = 256;
+
 // EHYB's CUDA kernel: slots a lane loads per step (per round trip), by the
 // parts an SM holds. One part runs 1024 threads of 64 registers, room for
 // eight; two or more run at 32 registers, four. Shared by the kernel and

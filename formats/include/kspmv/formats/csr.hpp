@@ -58,13 +58,6 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 using CsrDevice = CsrDeviceT<Scalar, ExecSpace, CsrKernel::Portable>;
 
 namespace detail {
-// CUSP's rule: the smallest power of two >= the mean row length, 2..32.
-inline int csr_vector_length_for_mean(double mean) {
-  int v = 2;
-  while (v < 32 && v < mean) v *= 2;
-  return v;
-}
-
 template <class Scalar, class ExecSpace, CsrKernel Kind>
 CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const HostCsr<Scalar>& a, const ConvertOptions& opt) {
   Kokkos::Timer timer;

@@ -34,7 +34,7 @@ struct CsrAdaptiveDevice {
   using execution_space = ExecSpace;
   using memory_space = typename ExecSpace::memory_space;
   static constexpr const char* format_name = "csr-adaptive";
-  static constexpr int block_threads = 256;  // lanes per team, the largest TPR
+  static constexpr int block_threads = kCsrAdaptiveBlockThreads;  // lanes per team, the largest TPR
 
   ordinal_t nrows = 0, ncols = 0;
   std::int64_t nnz = 0;
