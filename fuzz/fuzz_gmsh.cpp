@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "kspmv/core/error.hpp"
-#include "kspmv/core/fem.hpp"
+#include "kspmv/inputs/fem.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

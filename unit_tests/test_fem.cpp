@@ -8,7 +8,7 @@
 #include <fstream>
 #include <map>
 
-#include "kspmv/core/fem.hpp"
+#include "kspmv/inputs/fem.hpp"
 #include "kspmv/core/partition.hpp"
 #include "test_support.hpp"
 

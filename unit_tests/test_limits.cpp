@@ -52,7 +52,7 @@ TEST(Limits, PaddedStoragePastIndicesOrMemory) {
 }
 
 TEST(Limits, FuzzSeedCorpusParsesOrFailsTyped) {
-  const std::string dir = KSPMV_FUZZ_CORPUS_DIR;
+  const std::string dir = kspmv_test::fuzz_corpus_dir();
   DIR* d = opendir(dir.c_str());
   ASSERT_NE(d, nullptr) << dir;
   int seeds = 0, parsed = 0;

@@ -145,6 +145,8 @@ TEST(Calibration, FileRoundTripAndErrors) {
   hw.efficiency_near["csr-adaptive"] = 1.5;
   hw.near_bytes = 6.5e7;
   hw.far_bytes = 1.5e8;
+  hw.l2_gain = 1.0 / 3.0;  // needs all 17 digits to read back the same
+  hw.chain_ns["ell"] = 2.0 / 3.0;
   const std::string path = ::testing::TempDir() + "kspmv_test.cal";
   write_calibration(path, hw);
   const auto back = read_calibration(path);
@@ -165,9 +167,12 @@ TEST(Calibration, FileRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back.efficiency_near.at("csr-adaptive"), 1.5);
   EXPECT_DOUBLE_EQ(back.near_bytes, 6.5e7);
   EXPECT_DOUBLE_EQ(back.far_bytes, 1.5e8);
+  EXPECT_EQ(back.l2_gain, 1.0 / 3.0);  // bit for bit
+  EXPECT_EQ(back.chain_ns.at("ell"), 2.0 / 3.0);
   EXPECT_TRUE(back.calibrated);
-  // Session 12's crowd figures are no longer in the model: its files
-  // still read, those keys dropped (their format names still checked).
+  // The crowd figures csr-scalar once had are no longer in the model:
+  // files that hold them still read, those keys dropped (their format
+  // names still checked).
   std::ofstream(path) << "crowd_ns.csr-scalar = 268\ncrowd_scattered_ns.csr-scalar = 320\nline_ns.csr-scalar = 0.5\n";
   EXPECT_DOUBLE_EQ(read_calibration(path).line_ns.at("csr-scalar"), 0.5);
   for (const char* bad : {"bandwidth_gbs = fast\n", "no equals sign\n", "efficiency.nonsense = 1\n", "colour = 3\n",
@@ -182,11 +187,10 @@ TEST(Calibration, FileRoundTripAndErrors) {
 }
 
 // Every calibration file the project ships reads back (a key the reader
-// does not know would make it throw) and names its device and figures;
-// session 2's predates the per-format fixed costs.
+// does not know would make it throw) and names its device and figures.
 TEST(Calibration, ShippedFilesRead) {
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(KSPMV_CALIBRATION_DIR)) {
+  for (const auto& entry : std::filesystem::directory_iterator(kspmv_test::calibration_dir())) {
     if (entry.path().extension() != ".cal") continue;
     ++files;
     ModelHardware hw;

@@ -24,12 +24,22 @@ inline std::string shared_matrices_dir() {
   return (::stat((d + "/MANIFEST.tsv").c_str(), &st) == 0) ? d : std::string();
 }
 
-// The tests' own data files: $KSPMV_TEST_DATA (a binary run away from its
-// checkout, e.g. on a GPU node), else unit_tests/data of the checkout.
-inline std::string data_dir() {
-  const char* env = std::getenv("KSPMV_TEST_DATA");
-  return env ? env : KSPMV_TEST_DATA_DIR;
+// A folder of the checkout the tests read: $ENV_NAME where set (a binary
+// run away from the checkout it was built in, e.g. on a GPU node), else
+// the path compiled in.
+inline std::string checkout_dir(const char* env_name, const char* built_in) {
+  const char* env = std::getenv(env_name);
+  return env && *env ? env : built_in;
 }
+
+// The tests' own data files: $KSPMV_TEST_DATA, else unit_tests/data.
+inline std::string data_dir() { return checkout_dir("KSPMV_TEST_DATA", KSPMV_TEST_DATA_DIR); }
+// The shipped calibration files: $KSPMV_CALIBRATION_DIR, else
+// perf_tests/calibration.
+inline std::string calibration_dir() { return checkout_dir("KSPMV_CALIBRATION_DIR", KSPMV_CALIBRATION_DIR); }
+// The Matrix Market fuzzing seeds: $KSPMV_FUZZ_CORPUS, else
+// fuzz/corpus/matrix_market.
+inline std::string fuzz_corpus_dir() { return checkout_dir("KSPMV_FUZZ_CORPUS", KSPMV_FUZZ_CORPUS_DIR); }
 
 template <class Scalar>
 std::vector<Scalar> random_vector(std::size_t n, std::uint64_t seed) {

@@ -51,7 +51,9 @@ void symmetric_graph(const HostCsr<Scalar>& a, std::vector<Idx>& xadj, std::vect
       else { j = a.col_idx[ka++]; ++kt; }
       if (j != i) adj.push_back(static_cast<Idx>(j));
     }
-    xadj[i + 1] = static_cast<Idx>(adj.size());
+    // METIS's idx_t is 32-bit in Debian's build: an offset past it would
+    // wrap and hand METIS a corrupt graph.
+    xadj[i + 1] = checked_cast<Idx>(adj.size(), "adjacency entries of the graph of A + A^T (the partitioner's index)");
   }
 }
 

@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -254,5 +255,16 @@ void spmv(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpac
   if (detail::spmv_prologue(space, "coo", A.nrows, A.ncols, alpha, x, beta, y)) return;
   detail::coo_apply(space, alpha, A, x, beta, y);
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const CooDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"chunk", std::to_string(f.chunk)},
+          {"rows_spanning_chunks", std::to_string(f.nspan)},
+          {"empty_rows", std::to_string(f.nempty)}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

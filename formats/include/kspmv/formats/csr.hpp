@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_util.hpp"
@@ -147,5 +148,15 @@ template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YVie
 void spmv(Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XView& x, Scalar beta, const YView& y) {
   spmv(ExecSpace(), alpha, A, x, beta, y);
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace, CsrKernel Kind>
+Properties format_properties(const CsrDeviceT<Scalar, ExecSpace, Kind>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>() && Kind != CsrKernel::Portable)},
+          {"vector_length", std::to_string(f.vector_length)},
+          {"rows_per_team", std::to_string(f.rows_per_team)}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

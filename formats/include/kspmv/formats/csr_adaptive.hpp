@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_util.hpp"
@@ -179,5 +180,15 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, 
     detail::adaptive_range_portable<ExecSpace, Scalar>(space, "kspmv::csr_adaptive", r.begin, r.end, r.tpr, row_of,
                                                        body);
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const CsrAdaptiveDevice<Scalar, ExecSpace>& f) {
+  std::string tpr;
+  for (const auto& r : f.host_ranges) tpr += (tpr.empty() ? "" : ",") + std::to_string(r.tpr) + ":" + std::to_string(r.end - r.begin);
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())}, {"ranges (tpr:rows)", tpr}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

@@ -8,6 +8,7 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -140,5 +141,15 @@ void spmv(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, ExecSpac
 #endif
   detail::dia_portable(space, alpha, A, x, beta, y);
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const DiaDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"diagonals", std::to_string(f.ndiag)},
+          {"fill", std::to_string(f.nnz ? double(f.ndiag) * f.pitch / double(f.nnz) : 0.0)}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

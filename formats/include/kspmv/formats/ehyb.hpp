@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/core/adaptive.hpp"
@@ -586,6 +587,36 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
         });
       });
 }
+}  // namespace detail
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
+  const auto& r = f.report;
+  char b[64];
+  std::snprintf(b, sizeof b, "%.2f (CSR: %.2f)", r.bytes_per_nonzero, r.csr_bytes_per_nonzero);
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"partitioner", r.partitioner},
+          {"parts", std::to_string(r.parts)},
+          {"k_times_p", std::to_string(r.k) + " x " + std::to_string(r.processors)},
+          {"window_rows", std::to_string(r.window_rows)},
+          {"parts_per_sm", std::to_string(r.parts_per_sm)},
+          {"shared_bytes", std::to_string(r.shared_bytes)},
+          {"pct_cached", percent(double(r.ell_nnz), double(f.nnz))},
+          {"er_rows", std::to_string(r.er_rows)},
+          {"er", f.er_inline ? "inline" : "separate"},
+          {"er_padded_slices", std::to_string(r.er_padded_slices)},
+          {"er_inline_vs_separate_bytes", std::to_string(r.er_separate_bytes > 0 ? r.er_inline_bytes / r.er_separate_bytes : 0.0)},
+          {"long_rows", std::to_string(r.long_rows)},
+          {"padding", percent(double(r.ell_slots + r.er_slots - f.nnz), double(f.nnz))},
+          {"bytes_per_nonzero", b},
+          {"partition_seconds", std::to_string(r.partition_seconds)},
+          {"reorder_seconds", std::to_string(r.reorder_seconds)},
+          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+}
+template <class S, class E>
+struct permutes_x<EhybDevice<S, E>> : std::true_type {};
 }  // namespace detail
 
 }  // namespace kspmv

@@ -14,6 +14,7 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -158,5 +159,15 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpac
   if (detail::spmv_prologue(space, "ell", A.nrows, A.ncols, alpha, x, beta, y)) return;
   detail::ell_apply(space, alpha, A, x, beta, y);
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const EllDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"width", std::to_string(f.width)},
+          {"fill", std::to_string(f.nnz ? double(f.width) * f.padded_rows / double(f.nnz) : 0.0)}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

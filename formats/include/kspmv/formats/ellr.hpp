@@ -3,6 +3,7 @@
 // (column-major within 256-row slices), coalesced.
 #pragma once
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/core/row_stats.hpp"
 #include "kspmv/formats/ell.hpp"
 #if KSPMV_ENABLE_CUDA
@@ -81,5 +82,16 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
         });
       });
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const EllrDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.ell.kernel, on_cuda<ExecSpace>())},
+          {"width", std::to_string(f.ell.width)},
+          {"n_iter", std::to_string(f.iterations.n_iter)},
+          {"n_p", std::to_string(f.iterations.n_p)}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_info.hpp"
@@ -437,5 +438,30 @@ void spmv_profile(EvcProfile mode, const ExecSpace& space, Scalar alpha, const E
     default: return detail::evc_hyb_apply<0>(space, alpha, A, x, beta, y);
   }
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const EvcHybDevice<Scalar, ExecSpace>& f) {
+  const auto& r = f.report;
+  const double slots = double(r.ell_slots + r.vcsr_slots);
+  char bal[64];
+  std::snprintf(bal, sizeof bal, "%.3f (alpha %.3f, beta %.4f)", r.roofline.balance(), r.roofline.alpha,
+                r.roofline.beta);
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"split", std::to_string(f.split)},
+          {"isplit", std::to_string(r.isplit)},
+          {"nnz_ell", std::to_string(r.ell_slots)},
+          {"pct_ell", percent(double(r.ell_slots), slots)},
+          {"nnz_vcsr", std::to_string(r.vcsr_slots)},
+          {"pct_vcsr", percent(double(r.vcsr_slots), slots)},
+          {"pct_padding", percent(double(r.padding), double(f.nnz))},
+          {"ell_blocks", std::to_string(r.ell_blocks)},
+          {"ell_max_lanes", std::to_string(r.ell_max_lanes)},
+          {"csr_ranges", std::to_string(r.csr_ranges)},
+          {"code_balance_bytes_per_flop", bal},
+          {"order", f.order == OutputOrder::Caller ? (f.gather_y ? "caller (gathered)" : "caller") : "internal"}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

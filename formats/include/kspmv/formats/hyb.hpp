@@ -5,8 +5,9 @@
 // caller may set K (ConvertOptions::hyb_k); the performance model will.
 #pragma once
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/formats/coo.hpp"
-#include "kspmv/core/model.hpp"
+#include "kspmv/model/model.hpp"
 #include "kspmv/formats/ell.hpp"
 
 namespace kspmv {
@@ -103,5 +104,17 @@ void spmv(const ExecSpace& space, Scalar alpha, const HybDevice<Scalar, ExecSpac
   detail::ell_apply(space, alpha, A.ell, x, beta, y);
   if (A.coo.nnz > 0) detail::coo_apply(space, alpha, A.coo, x, Scalar(1), y);
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const HybDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.ell.kernel, on_cuda<ExecSpace>())},
+          {"k", std::to_string(f.k())},
+          {"k_rule", f.k_rule},
+          {"ell_nnz", std::to_string(f.ell.nnz)},
+          {"coo_nnz", std::to_string(f.coo.nnz)}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

@@ -7,6 +7,7 @@
 // portable kernel (compiled for CUDA by Kokkos) so far.
 #pragma once
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/formats/pellr.hpp"
 
 namespace kspmv {
@@ -112,5 +113,15 @@ void spmv(const ExecSpace& space, Scalar alpha, const JadDevice<Scalar, ExecSpac
         });
       });
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const JadDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", "portable"},
+          {"jagged_diagonals", std::to_string(f.ndiag)},
+          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -152,5 +153,19 @@ void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSp
         });
       });
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const PellrDevice<Scalar, ExecSpace>& f) {
+  return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
+          {"slices", std::to_string(f.nslices)},
+          {"sorted", f.sorted ? "yes" : "no"},
+          {"n_iter", std::to_string(f.pellr_iterations.n_iter)},
+          {"n_iter_ellr", std::to_string(f.ellr_iterations.n_iter)},
+          {"n_p", std::to_string(f.pellr_iterations.n_p)},
+          {"order", f.order == OutputOrder::Caller ? "caller" : "internal"}};
+}
+}  // namespace detail
 
 }  // namespace kspmv

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/core/partition.hpp"
@@ -260,5 +261,17 @@ void spmv(const ExecSpace& space, Scalar alpha, const PktDevice<Scalar, ExecSpac
     device_scatter_combine(space, A.new_to_old, alpha, t, beta, y);
   }
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const PktDevice<Scalar, ExecSpace>& f) {
+  Properties p = pkt_properties(f);
+  p.insert(p.begin(), {"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())});
+  return p;
+}
+template <class S, class E>
+struct permutes_x<PktDevice<S, E>> : std::true_type {};
+}  // namespace detail
 
 }  // namespace kspmv

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
+#include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -91,5 +92,13 @@ HostCsr<typename CrsMatrixType::non_const_value_type> host_csr_from_kokkos_kerne
   // Kokkos Kernels allows unsorted rows and duplicates: canonicalize.
   return to_csr(coo);
 }
+
+namespace detail {
+// What kspmv info --format and the benchmark report for this format.
+template <class Scalar, class ExecSpace>
+Properties format_properties(const KkCrs<Scalar, ExecSpace>&) {
+  return {};
+}
+}  // namespace detail
 
 }  // namespace kspmv

@@ -5,6 +5,10 @@
 // cost of a lane's serial chain (one figure, then each format's own within
 // L2 and past it). The result can be written to a calibration file
 // (kspmv calibrate) and handed to set_default_model() / $KSPMV_CALIBRATION.
+//
+// This floor knows formats by name only: the caller hands in how to time
+// one (a FormatTimer). The run-time Matrix's calibrate_model()
+// (kspmv/calibrate.hpp) converts and times through kspmv::Matrix.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -16,9 +20,9 @@
 
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/core/device_timer.hpp"
-#include "kspmv/core/generators.hpp"
-#include "kspmv/core/model.hpp"
-#include "kspmv/matrix.hpp"
+#include "kspmv/inputs/generators.hpp"
+#include "kspmv/model/model.hpp"
+#include "kspmv/core/options.hpp"
 
 namespace kspmv {
 
@@ -45,9 +49,9 @@ struct ApplyTimes {
   bool parked = false;
 };
 
-template <class Scalar, class ExecSpace>
-ApplyTimes time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<Scalar, ExecSpace>::vector_type& x,
-                      const typename Matrix<Scalar, ExecSpace>::vector_type& y) {
+// apply(space) queues one SpMV on `space`.
+template <class ExecSpace, class ApplyOnce>
+ApplyTimes time_apply(const ApplyOnce& apply) {
   using Timer = DeviceTimer<ExecSpace>;
   ExecSpace space;
   Timer timer(space);
@@ -56,12 +60,12 @@ ApplyTimes time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<
   // 50 ms: the GPU lowers its clocks while the host converts, and 20 ms
   // did not always bring them back (first formats fitted 40% low).
   while (w < 3 || t.seconds() < 0.05) {
-    m.apply(space, Scalar(1), x, Scalar(0), y);
+    apply(space);
     ++w;
   }
   space.fence();
   timer.start();
-  m.apply(space, Scalar(1), x, Scalar(0), y);
+  apply(space);
   const double one = std::max(timer.stop(), 1e-7);
   // Batches of >= 2 ms; parked ones of at most 256 SpMVs (PKT's five
   // launches each stay well inside CUDA's queue of pending launches).
@@ -76,7 +80,7 @@ ApplyTimes time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<
         if (hold > 0) timer.hold(hold);
         Kokkos::Timer queued;
         timer.start();
-        for (int j = 0; j < k; ++j) m.apply(space, Scalar(1), x, Scalar(0), y);
+        for (int j = 0; j < k; ++j) apply(space);
         const double q = queued.seconds();
         const double d = timer.stop();
         dev[i] = d / k;
@@ -96,9 +100,14 @@ ApplyTimes time_apply(const Matrix<Scalar, ExecSpace>& m, const typename Matrix<
 }
 }  // namespace detail
 
-template <class Scalar = double, class ExecSpace = Kokkos::DefaultExecutionSpace>
-ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
-  using M = Matrix<Scalar, ExecSpace>;
+// Converts `a` to format `f` with `opt` and times its SpMV
+// (detail::time_apply). Throws kspmv::Error where the format cannot hold
+// `a` or this build lacks it.
+template <class Scalar>
+using FormatTimer = std::function<detail::ApplyTimes(const HostCsr<Scalar>&, Format, const ConvertOptions&)>;
+
+template <class Scalar, class ExecSpace>
+ModelHardware calibrate_model(const CalibrationOptions& co, const FormatTimer<Scalar>& times_of) {
   Kokkos::Timer budget;
   auto log = [&](const std::string& s) {
     if (co.log) co.log(s);
@@ -138,12 +147,6 @@ ModelHardware calibrate_model(const CalibrationOptions& co = {}) {
     hw.bandwidth_gbs = 2.0 * n * sizeof(double) / t[t.size() / 2] * 1e-9;
     log("copy bandwidth " + std::to_string(hw.bandwidth_gbs) + " GB/s");
   }
-  auto times_of = [&](const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
-    const M m = M::convert(a, f, opt);
-    typename M::vector_type x("x", a.ncols), y("y", a.nrows);
-    Kokkos::deep_copy(x, Scalar(1));
-    return detail::time_apply(m, x, y);
-  };
   // Device seconds per SpMV (the host's queuing cost hidden where it can be).
   auto time_of = [&](const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
     return times_of(a, f, opt).device;

@@ -1,4 +1,4 @@
-#include "kspmv/core/fem.hpp"
+#include "kspmv/inputs/fem.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +14,8 @@
 #include <unordered_map>
 
 #include "kspmv/core/error.hpp"
-#include "kspmv/core/generators.hpp"
-#include "kspmv/core/matrix_market.hpp"
+#include "kspmv/inputs/generators.hpp"
+#include "kspmv/inputs/matrix_market.hpp"
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/permutation.hpp"
 #include "kspmv/core/random.hpp"

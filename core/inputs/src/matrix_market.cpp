@@ -1,4 +1,4 @@
-#include "kspmv/core/matrix_market.hpp"
+#include "kspmv/inputs/matrix_market.hpp"
 
 #include <zlib.h>
 

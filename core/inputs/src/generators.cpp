@@ -1,6 +1,6 @@
-#include "kspmv/core/generators.hpp"
+#include "kspmv/inputs/generators.hpp"
 
-#include "kspmv/core/fem.hpp"
+#include "kspmv/inputs/fem.hpp"
 
 #include <algorithm>
 #include <array>

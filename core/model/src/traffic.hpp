@@ -1,0 +1,69 @@
+// What each format's storage model says one SpMV moves and waits on: one
+// function a format (traffic.cpp), turned into time by estimate()
+// (estimate.cpp) with the calibrated figures. Private to the model.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kspmv/model/model.hpp"
+
+namespace kspmv::model_detail {
+
+constexpr int kIndex = 4;  // S_i: 32-bit indices
+inline std::int64_t pitch_of(std::int64_t n) { return (n + 31) / 32 * 32; }
+
+// The matrix as every format's traffic sees it.
+struct TrafficInput {
+  const PatternStats& s;
+  int tau;  // scalar bytes
+  const ModelHardware& hw;
+  double max_fill;
+  std::int64_t hyb_k;  // < 0: the 1/3 rule
+  double n, m, nnz, pitch, maxlen;
+  double x, x_ascending;  // x bytes (evc-hyb §3.2 alpha) in the caller's and the ascending-length order
+  double y;               // y written once (beta = 0)
+  double csr_storage;     // CSR's bytes: values, 32-bit columns and offsets
+};
+
+// A kernel's share of the bytes, moved at the figures of format `runs_as`
+// (HYB runs ELL's kernel and COO's: two parts; every other format one,
+// its own) with `launches` launches.
+struct TrafficPart {
+  Format runs_as;
+  double bytes = 0;
+  int launches = 1;
+};
+
+struct Traffic {
+  std::vector<TrafficPart> parts;  // the first one's time overlaps the chain
+  double storage_bytes = 0;
+  double slots = 0;           // stored slots, padding included
+  double chain_elements = 0;  // the longest serial chain of one lane, in the format's own steps
+  // The chain's steps cost `chain_as`'s figure times per_step (EHYB's and
+  // csr-adaptive's lanes run ELL's slot loop).
+  Format chain_as;
+  double chain_per_step = 1;
+  // 128-byte lines its warps' loads touch where each lane walks a row of
+  // its own (csr-scalar, csr-adaptive): an SM looks each up (line_ns).
+  double lines = 0;
+  // Whether its lanes walk their rows as on the stencil the near-L2
+  // efficiency was measured on (csr-scalar streams long rows past L1).
+  bool walked = true;
+  double extra_fixed_seconds = 0;
+  bool feasible = true;  // false: the conversion would refuse (fill, shape)
+  std::string note;
+};
+
+// Format f's traffic (f is a storage format, not auto).
+Traffic format_traffic(Format f, const TrafficInput& in);
+
+inline std::vector<std::int64_t> sorted(std::vector<std::int64_t> v, bool descending) {
+  if (descending) std::sort(v.begin(), v.end(), std::greater<>());
+  else std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace kspmv::model_detail
