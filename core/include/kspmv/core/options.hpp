@@ -118,6 +118,10 @@ struct ConvertOptions {
   // Padded formats (DIA, ELL, ELLR, HYB's ELL) check their storage against
   // the memory available before building it; a budget > 0 caps it further.
   std::int64_t memory_budget_bytes = 0;
+  // Keep the value map that Matrix::update_values refreshes through (4
+  // bytes a nonzero on the device, none for formats that keep the CSR
+  // order). Off: no map, no refresh.
+  bool value_map = true;
   ProgressFn progress;  // long conversions report here
 };
 

@@ -150,6 +150,12 @@ void spmv(Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XVie
 }
 
 namespace detail {
+// The views holding its values, in the order its value map numbers
+// their slots (kspmv/core/value_map.hpp).
+template <class Scalar, class ExecSpace, CsrKernel Kind>
+std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const CsrDeviceT<Scalar, ExecSpace, Kind>& f) {
+  return {f.values};
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace, CsrKernel Kind>
 Properties format_properties(const CsrDeviceT<Scalar, ExecSpace, Kind>& f) {

@@ -590,6 +590,12 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
 }  // namespace detail
 
 namespace detail {
+// The views holding its values, in the order its value map numbers
+// their slots (kspmv/core/value_map.hpp).
+template <class Scalar, class ExecSpace>
+std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EhybDevice<Scalar, ExecSpace>& f) {
+  return {f.ell_val, f.er_val, f.long_val};
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {

@@ -440,6 +440,12 @@ void spmv_profile(EvcProfile mode, const ExecSpace& space, Scalar alpha, const E
 }
 
 namespace detail {
+// The views holding its values, in the order its value map numbers
+// their slots (kspmv/core/value_map.hpp).
+template <class Scalar, class ExecSpace>
+std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EvcHybDevice<Scalar, ExecSpace>& f) {
+  return {f.ell_val, f.csr_val};
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const EvcHybDevice<Scalar, ExecSpace>& f) {

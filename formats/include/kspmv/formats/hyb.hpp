@@ -106,6 +106,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const HybDevice<Scalar, ExecSpac
 }
 
 namespace detail {
+// The views holding its values, in the order its value map numbers
+// their slots (kspmv/core/value_map.hpp).
+template <class Scalar, class ExecSpace>
+std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const HybDevice<Scalar, ExecSpace>& f) {
+  return {f.ell.values, f.coo.val};
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const HybDevice<Scalar, ExecSpace>& f) {

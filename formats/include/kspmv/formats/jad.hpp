@@ -115,6 +115,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const JadDevice<Scalar, ExecSpac
 }
 
 namespace detail {
+// The views holding its values, in the order its value map numbers
+// their slots (kspmv/core/value_map.hpp).
+template <class Scalar, class ExecSpace>
+std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const JadDevice<Scalar, ExecSpace>& f) {
+  return {f.values};
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const JadDevice<Scalar, ExecSpace>& f) {

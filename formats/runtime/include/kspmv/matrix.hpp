@@ -18,6 +18,9 @@
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/properties.hpp"
+#include "kspmv/core/value_map.hpp"
+#include "kspmv/core/device_util.hpp"
+#include <Kokkos_Timer.hpp>
 // Every format's header (generated at configure time from formats/ and
 // backends/kokkoskernels/, so a new format's header needs no line here).
 #include "kspmv/formats/all.hpp"
@@ -66,13 +69,22 @@ struct AnyFormat {
   virtual std::vector<ordinal_t> internal_order() const = 0;
   virtual bool in_internal_order() const = 0;
   virtual bool permutes_x() const = 0;
+  // The value map the conversion kept (invalid: none kept).
+  virtual const ValueMap<Scalar, ExecSpace>& value_map() const = 0;
+  // Writes values (the CSR order of the conversion) into the format.
+  virtual void scatter_values(const ExecSpace& space, const const_vector_type& values) const = 0;
 };
 
 template <class Scalar, class ExecSpace, class F>
 struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   using base = AnyFormat<Scalar, ExecSpace>;
   F f;
-  explicit FormatHolder(F&& x) : f(std::move(x)) {}
+  ValueMap<Scalar, ExecSpace> map;
+  explicit FormatHolder(F&& x, ValueMap<Scalar, ExecSpace> m = {}) : f(std::move(x)), map(std::move(m)) {}
+  const ValueMap<Scalar, ExecSpace>& value_map() const override { return map; }
+  void scatter_values(const ExecSpace& space, const typename base::const_vector_type& values) const override {
+    map.scatter(space, values, value_views(f));
+  }
   void apply(const ExecSpace& space, Scalar alpha, const typename base::const_vector_type& x, Scalar beta,
              const typename base::vector_type& y) const override {
     spmv(space, alpha, f, x, beta, y);
@@ -132,19 +144,42 @@ class Matrix {
 
  private:
   static Matrix convert_to(const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
+    Kokkos::Timer timer;
     Matrix m;
     m.format_ = f;
     m.nrows_ = a.nrows;
     m.ncols_ = a.ncols;
     m.nnz_ = a.nnz();
     switch (f) {
-#define KSPMV_CONVERT_CASE(E, name, builder, square_only, summary) \
-  case Format::E: m.impl_ = hold(builder<Scalar, ExecSpace>(a, opt)); break;
+#define KSPMV_CONVERT_CASE(E, name, builder, square_only, summary)                                           \
+  case Format::E:                                                                                              \
+    m.impl_ = build(a, opt, name, [](const HostCsr<Scalar>& h, const ConvertOptions& o) { return builder<Scalar, ExecSpace>(h, o); }); \
+    break;
       KSPMV_FORMAT_LIST(KSPMV_CONVERT_CASE)
 #undef KSPMV_CONVERT_CASE
       case Format::Auto: break;  // handled in convert()
     }
+    ExecSpace().fence();
+    m.conversion_seconds_ = timer.seconds();
     return m;
+  }
+
+  // The pattern phase builds the format from the tagged pattern, the value
+  // phase scatters a's values through the map read off it
+  // (kspmv/core/value_map.hpp); with opt.value_map off, the format is built
+  // from a's values directly and keeps no map.
+  template <class Build>
+  static std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> build(const HostCsr<Scalar>& a,
+                                                                           const ConvertOptions& opt, const char* name,
+                                                                           const Build& build_format) {
+    if (!opt.value_map) return hold(build_format(a, opt));
+    auto f = build_format(tagged_pattern(a), opt);
+    ExecSpace space;
+    const auto views = detail::value_views(f);
+    auto map = ValueMap<Scalar, ExecSpace>::from_tags(space, views, a.nnz(), name);
+    const auto values = detail::upload<Scalar, memory_space>(a.values, "kspmv::values");
+    map.scatter(space, values, views);
+    return hold(std::move(f), std::move(map));
   }
 
  public:
@@ -167,7 +202,36 @@ class Matrix {
   ordinal_t ncols() const { return ncols_; }
   std::int64_t nnz() const { return nnz_; }
   std::size_t storage_bytes() const { return impl_ ? impl_->storage_bytes() : 0; }
-  double conversion_seconds() const { return impl_ ? impl_->conversion_seconds() : 0.0; }
+  // Wall time of the whole conversion (device fenced): the format's own
+  // build and the value phase.
+  double conversion_seconds() const { return conversion_seconds_; }
+  // Device bytes of the value map that update_values() uses (4 a nonzero;
+  // 0 for formats that keep the CSR order, and without a map).
+  std::size_t value_map_bytes() const { return impl_ ? impl_->value_map().bytes() : 0; }
+  // Whether update_values() can refresh this matrix (a value map was kept:
+  // ConvertOptions::value_map).
+  bool refreshable() const { return impl_ && impl_->value_map().valid(); }
+
+  // New values for the same pattern: `values` holds nnz() entries in the
+  // CSR order the matrix was converted from, on the device. Every format
+  // is updated in place by one kernel on `space` (asynchronous, like
+  // apply; no allocation, no host work), and then holds the same bits as a
+  // fresh conversion of those values. Order it against applies on other
+  // streams yourself. Copies of this Matrix share its storage and see the
+  // new values too. Throws InvalidArgumentError (wrong length, empty
+  // matrix) or UnsupportedError (converted without a value map), with
+  // nothing changed.
+  void update_values(const ExecSpace& space, const const_vector_type& values) {
+    if (!impl_) throw InvalidArgumentError("update_values on an empty kspmv::Matrix");
+    if (static_cast<std::int64_t>(values.extent(0)) != nnz_)
+      throw InvalidArgumentError(std::string(name()) + " update_values: " + std::to_string(values.extent(0)) +
+                                 " values for a matrix of " + std::to_string(nnz_) + " entries");
+    if (!refreshable())
+      throw UnsupportedError(std::string(name()) +
+                             " update_values: converted with ConvertOptions::value_map off, so no value map was kept");
+    impl_->scatter_values(space, values);
+  }
+  void update_values(const const_vector_type& values) { update_values(ExecSpace(), values); }
   Properties properties() const {
     Properties p = impl_ ? impl_->properties() : Properties{};
     if (auto_picked_) p.insert(p.begin(), {"picked_by", "model (format auto)"});
@@ -183,14 +247,15 @@ class Matrix {
 
  private:
   template <class F>
-  static std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> hold(F&& f) {
-    return std::make_shared<detail::FormatHolder<Scalar, ExecSpace, F>>(std::forward<F>(f));
+  static std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> hold(F&& f, ValueMap<Scalar, ExecSpace> map = {}) {
+    return std::make_shared<detail::FormatHolder<Scalar, ExecSpace, std::decay_t<F>>>(std::forward<F>(f), std::move(map));
   }
 
   std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> impl_;
   Format format_ = Format::Csr;
   ordinal_t nrows_ = 0, ncols_ = 0;
   std::int64_t nnz_ = 0;
+  double conversion_seconds_ = 0;
   bool auto_picked_ = false;
 };
 

@@ -94,6 +94,12 @@ HostCsr<typename CrsMatrixType::non_const_value_type> host_csr_from_kokkos_kerne
 }
 
 namespace detail {
+// The views holding its values, in the order its value map numbers
+// their slots (kspmv/core/value_map.hpp).
+template <class Scalar, class ExecSpace>
+std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const KkCrs<Scalar, ExecSpace>& f) {
+  return {f.A.values};
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const KkCrs<Scalar, ExecSpace>&) {

@@ -1,0 +1,189 @@
+// Matrix::update_values: for every format and kernel path, new values
+// written through the value map give the same bits as a fresh conversion
+// of the new matrix; refresh after refresh; typed errors with nothing
+// changed; what the map costs.
+#include <cstring>
+
+#include "test_support.hpp"
+
+using namespace kspmv;
+
+namespace {
+
+struct RefreshCase {
+  Format format;
+  KernelPath kernel;
+};
+
+std::vector<RefreshCase> refresh_cases() {
+  std::vector<RefreshCase> c;
+  for (const auto& d : known_formats())
+    for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) c.push_back({d.format, k});
+  return c;
+}
+
+std::string refresh_case_name(const ::testing::TestParamInfo<RefreshCase>& i) {
+  std::string n = format_name(i.param.format);
+  for (auto& c : n)
+    if (c == '-') c = '_';
+  return n + (i.param.kernel == KernelPath::Portable ? "_portable" : "");
+}
+
+// The same pattern with other values (seeded), none zero: a slot left
+// stale or written twice shows.
+template <class Scalar>
+HostCsr<Scalar> with_new_values(HostCsr<Scalar> a, std::uint64_t seed) {
+  const auto v = kspmv_test::random_vector<Scalar>(a.values.size(), seed);
+  for (std::size_t k = 0; k < v.size(); ++k) a.values[k] = v[k] + (v[k] >= 0 ? Scalar(0.5) : Scalar(-0.5));
+  return a;
+}
+
+template <class Scalar>
+typename Matrix<Scalar>::vector_type device_values(const HostCsr<Scalar>& a) {
+  return detail::upload<Scalar, typename Matrix<Scalar>::memory_space>(a.values, "values");
+}
+
+// y = A x (and, with beta, y = 2 A x - 0.5 y0) on the host, bit for bit.
+template <class Scalar>
+std::vector<Scalar> product(const Matrix<Scalar>& m, std::uint64_t seed) {
+  using M = Matrix<Scalar>;
+  const auto x = kspmv_test::random_vector<Scalar>(static_cast<std::size_t>(m.ncols()), seed);
+  const auto y0 = kspmv_test::random_vector<Scalar>(static_cast<std::size_t>(m.nrows()), seed + 1);
+  auto dx = detail::upload<Scalar, typename M::memory_space>(x, "x");
+  auto dy = detail::upload<Scalar, typename M::memory_space>(y0, "y");
+  typename M::vector_type dz("z", m.nrows());
+  m.apply(Scalar(1), dx, Scalar(0), dz);
+  m.apply(Scalar(2), dx, Scalar(-0.5), dy);
+  Kokkos::fence();
+  auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dz);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  std::vector<Scalar> out(hz.data(), hz.data() + hz.extent(0));
+  out.insert(out.end(), hy.data(), hy.data() + hy.extent(0));
+  return out;
+}
+
+template <class Scalar>
+bool same_bits(const std::vector<Scalar>& a, const std::vector<Scalar>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0);
+}
+
+}  // namespace
+
+class RefreshTest : public ::testing::TestWithParam<RefreshCase> {
+ protected:
+  Format format() const { return GetParam().format; }
+  ConvertOptions options() const { return kspmv_test::test_options(GetParam().kernel); }
+  bool holds(const HostCsr<double>& a) const {
+    for (const auto& d : known_formats())
+      if (d.format == format() && d.square_only && a.nrows != a.ncols) return false;
+    return kspmv_test::padded_fill(format(), a) <= kspmv_test::kTestMaxFill;
+  }
+
+  template <class Scalar>
+  void check_refresh(const HostCsr<Scalar>& a, const std::string& what) {
+    using M = Matrix<Scalar>;
+    M m = M::convert(a, format(), options());
+    ASSERT_TRUE(m.refreshable()) << what;
+    // Refresh after refresh, each compared with a fresh conversion of the
+    // same values.
+    for (std::uint64_t seed : {11u, 12u}) {
+      const HostCsr<Scalar> b = with_new_values(a, seed);
+      m.update_values(device_values(b));
+      const M fresh = M::convert(b, format(), options());
+      EXPECT_TRUE(same_bits(product(m, seed), product(fresh, seed))) << what << " refresh " << seed;
+    }
+    // Back to the first values: the same bits as the first conversion.
+    m.update_values(device_values(a));
+    EXPECT_TRUE(same_bits(product(m, 3), product(M::convert(a, format(), options()), 3))) << what << " back";
+  }
+};
+
+TEST_P(RefreshTest, NewValuesGiveTheBitsOfAFreshConversion) {
+  for (const char* spec : {"lap3d:9", "powerlaw:3000:8", "rmat:10:8", "banded:300:17", "uniform:500:0:40:seed=4",
+                           "blockdiag:240:6"}) {
+    const auto a = generate<double>(spec);
+    if (!holds(a)) continue;
+    check_refresh(a, spec);
+    check_refresh(convert_scalar<float>(a), std::string(spec) + " (float)");
+  }
+}
+
+TEST_P(RefreshTest, EdgeShapes) {
+  using kspmv_test::from_triplets;
+  // One row holding most entries among many empty ones, a rectangular
+  // matrix, 1x1, and no entries at all.
+  std::vector<std::tuple<int, int, double>> huge;
+  for (int j = 0; j < 3000; ++j) huge.emplace_back(5, j, 1.0 + j % 7);
+  huge.emplace_back(2999, 0, 2.0);
+  const std::pair<const char*, HostCsr<double>> shapes[] = {
+      {"one huge row", from_triplets<double>(3000, 3000, huge)},
+      {"rectangular", from_triplets<double>(40, 70, {{0, 69, 1.0}, {3, 0, 2.0}, {39, 35, 3.0}, {20, 20, 4.0}})},
+      {"1x1", from_triplets<double>(1, 1, {{0, 0, 5.0}})},
+  };
+  for (const auto& [what, a] : shapes)
+    if (holds(a)) check_refresh(a, what);
+  // No entries: nothing to refresh, an empty view accepted.
+  const HostCsr<double> empty(30, 30);
+  if (holds(empty)) {
+    auto m = Matrix<double>::convert(empty, format(), options());
+    EXPECT_NO_THROW(m.update_values(Matrix<double>::vector_type("none", 0)));
+  }
+}
+
+TEST_P(RefreshTest, WrongLengthIsRejectedWithNothingChanged) {
+  using M = Matrix<double>;
+  const auto a = generate<double>("lap2d:20");
+  if (!holds(a)) GTEST_SKIP();
+  M m = M::convert(a, format(), options());
+  const auto before = product(m, 5);
+  for (std::int64_t n : {a.nnz() - 1, a.nnz() + 1, std::int64_t(0)}) {
+    M::vector_type v("v", static_cast<std::size_t>(n));
+    Kokkos::deep_copy(v, 7.0);
+    EXPECT_THROW(m.update_values(v), InvalidArgumentError) << n;
+  }
+  EXPECT_TRUE(same_bits(before, product(m, 5)));
+}
+
+TEST_P(RefreshTest, MapCostsAtMostFourBytesANonzero) {
+  const auto a = generate<double>("banded:2000:5");
+  if (!holds(a)) GTEST_SKIP();
+  const auto m = Matrix<double>::convert(a, format(), options());
+  EXPECT_LE(m.value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));
+}
+
+TEST_P(RefreshTest, WithoutAValueMapRefreshIsUnsupported) {
+  const auto a = generate<double>("lap2d:12");
+  if (!holds(a)) GTEST_SKIP();
+  auto opt = options();
+  opt.value_map = false;
+  auto m = Matrix<double>::convert(a, format(), opt);
+  EXPECT_FALSE(m.refreshable());
+  EXPECT_EQ(m.value_map_bytes(), 0u);
+  EXPECT_THROW(m.update_values(device_values(a)), UnsupportedError);
+  // It still computes the right product.
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.5));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, RefreshTest, ::testing::ValuesIn(refresh_cases()), refresh_case_name);
+
+// The CSR formats keep the CSR order: their refresh is a copy, no map.
+TEST(Refresh, CsrOrderKeepsNoMap) {
+  const auto a = generate<double>("powerlaw:2000:6");
+  for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::CsrAdaptive, Format::KkCrs, Format::Coo})
+    EXPECT_EQ(Matrix<double>::convert(a, f).value_map_bytes(), 0u) << format_name(f);
+  // A reordering format keeps one slot a nonzero.
+  EXPECT_EQ(Matrix<double>::convert(a, Format::Pellr).value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));
+}
+
+// The tags: entry k holds the bits k + 1, so no two entries share one.
+TEST(Refresh, TaggedPatternKeepsThePatternAndNumbersTheEntries) {
+  const auto a = generate<float>("lap2d:5");
+  const auto t = tagged_pattern(a);
+  EXPECT_EQ(t.row_ptr, a.row_ptr);
+  EXPECT_EQ(t.col_idx, a.col_idx);
+  for (std::size_t k = 0; k < t.values.size(); ++k) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &t.values[k], sizeof bits);
+    EXPECT_EQ(bits, k + 1);
+  }
+}
