@@ -116,9 +116,26 @@ class ValueMap {
     return m;
   }
 
-  // Writes values (nnz, in the CSR order the format was built from) into
-  // the format's value views on `space`, asynchronously: one kernel.
+  // Input entries summed into each entry of the CSR the format was built
+  // from (CanonicalCsr's merge lists): scatter() then takes values in the
+  // input's order and sums them the same way.
+  void set_merge(const Kokkos::View<int*, memory_space>& offsets, const Kokkos::View<int*, memory_space>& entries) {
+    merge_offsets_ = offsets;
+    merge_entries_ = entries;
+  }
+  // The values scatter() takes: the input's entries.
+  std::int64_t input_nnz() const {
+    return merge_offsets_.extent(0) > 0 ? static_cast<std::int64_t>(merge_entries_.extent(0)) : nnz_;
+  }
+
+  // Writes values (input_nnz(), in the order of the CSR the format was
+  // built from, or of its input where that was merged) into the format's
+  // value views on `space`, asynchronously: one kernel.
   void scatter(const ExecSpace& space, const const_values_view& values, const views_type& views) const {
+    if (merge_offsets_.extent(0) > 0) {
+      scatter_merged(space, values, views);
+      return;
+    }
     if (identity_) {
       Kokkos::deep_copy(space, views[0], values);
       return;
@@ -148,14 +165,46 @@ class ValueMap {
   }
 
   bool valid() const { return valid_; }
+  // Device bytes the map holds: 4 a nonzero (0 where the format keeps the
+  // CSR order), and the merge lists where the input was merged.
+  std::size_t bytes() const { return (slot_.span() + merge_offsets_.span() + merge_entries_.span()) * sizeof(int); }
   // The format keeps the CSR order: a refresh is one copy, no map stored.
   bool identity() const { return identity_; }
   std::int64_t nnz() const { return nnz_; }
-  // Device bytes the map holds (4 a nonzero, 0 for identity).
-  std::size_t bytes() const { return slot_.span() * sizeof(int); }
 
  private:
+  // Each canonical entry the sum of its input entries, in input order, into
+  // its slot.
+  void scatter_merged(const ExecSpace& space, const const_values_view& values, const views_type& views) const {
+    values_view v[kMaxViews];
+    int start[kMaxViews];
+    for (std::size_t j = 0; j < kMaxViews; ++j) {
+      if (j < views.size()) v[j] = views[j];
+      start[j] = j < views.size() ? static_cast<int>(starts_[j]) : std::numeric_limits<int>::max();
+    }
+    const auto v0 = v[0], v1 = v[1], v2 = v[2];
+    const int s1 = start[1], s2 = start[2];
+    const auto slot = slot_;
+    const bool identity = identity_;
+    const auto off = merge_offsets_;
+    const auto from = merge_entries_;
+    Kokkos::parallel_for(
+        "kspmv::value_map::merge_scatter", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_),
+        KOKKOS_LAMBDA(const std::int64_t c) {
+          Scalar sum = values(from(off(c)));
+          for (int j = off(c) + 1; j < off(c + 1); ++j) sum += values(from(j));
+          const int s = identity ? static_cast<int>(c) : slot(c);
+          if (s < s1)
+            v0(s) = sum;
+          else if (s < s2)
+            v1(s - s1) = sum;
+          else
+            v2(s - s2) = sum;
+        });
+  }
+
   Kokkos::View<int*, memory_space> slot_;  // entry -> slot in the views, concatenated
+  Kokkos::View<int*, memory_space> merge_offsets_, merge_entries_;
   std::vector<std::int64_t> starts_;       // each view's first slot
   std::int64_t nnz_ = 0;
   bool identity_ = false, valid_ = false;

@@ -18,6 +18,7 @@
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -59,10 +60,15 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 using CsrDevice = CsrDeviceT<Scalar, ExecSpace, CsrKernel::Portable>;
 
 namespace detail {
+// Built on the device from a canonical device CSR: offsets narrowed to 32
+// bits, columns and values copied, the lanes per row from the mean row
+// length and the longest row (one reduction).
 template <class Scalar, class ExecSpace, CsrKernel Kind>
-CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const HostCsr<Scalar>& a, const ConvertOptions& opt) {
+CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt) {
   Kokkos::Timer timer;
   using M = CsrDeviceT<Scalar, ExecSpace, Kind>;
+  using mem = typename M::memory_space;
+  ExecSpace space;
   M d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;
@@ -71,9 +77,19 @@ CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const HostCsr<Scalar>& a, const Co
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError(std::string(M::format_name) + ": " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit row offsets (max 2^31-1)");
-  d.row_ptr = upload<int, typename M::memory_space>(a.row_ptr, "kspmv::csr::row_ptr");
-  d.col_idx = upload<int, typename M::memory_space>(a.col_idx, "kspmv::csr::col_idx");
-  d.values = upload<Scalar, typename M::memory_space>(a.values, "kspmv::csr::values");
+  Kokkos::View<int*, mem> row_ptr(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::row_ptr"),
+                                  a.row_ptr.extent(0));
+  const auto src = a.row_ptr;
+  Kokkos::parallel_for(
+      "kspmv::csr::narrow_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, row_ptr.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) { row_ptr(i) = static_cast<int>(src(i)); });
+  d.row_ptr = row_ptr;
+  d.col_idx = Kokkos::View<int*, mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::col_idx"),
+                                      a.nnz());
+  Kokkos::deep_copy(space, d.col_idx, a.col_idx);
+  d.values = Kokkos::View<Scalar*, mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::values"),
+                                        a.nnz());
+  Kokkos::deep_copy(space, d.values, a.values);
   if (is_host_space<ExecSpace>()) {
     d.vector_length = 1;
     d.rows_per_team = 1024;
@@ -86,11 +102,9 @@ CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const HostCsr<Scalar>& a, const Co
       throw InvalidArgumentError(std::string(M::format_name) + ": vector_length must be a power of two <= 32, got " +
                                  std::to_string(d.vector_length));
     d.rows_per_team = 128 / d.vector_length;
-    std::int64_t longest = 0;
-    for (ordinal_t i = 0; i < a.nrows; ++i) longest = std::max<std::int64_t>(longest, a.row_length(i));
-    d.short_walks = csr_walks_rows(mean, longest, d.vector_length);
+    d.short_walks = csr_walks_rows(mean, longest_row(space, a.row_ptr), d.vector_length);
   }
-  ExecSpace().fence();
+  space.fence();
   d.conversion_seconds = timer.seconds();
   return d;
 }
@@ -125,8 +139,12 @@ void csr_portable(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar,
 }  // namespace detail
 
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-CsrDevice<Scalar, ExecSpace> to_csr_device(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+CsrDevice<Scalar, ExecSpace> to_csr_device(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   return detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CsrDevice<Scalar, ExecSpace> to_csr_device(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_csr_device(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YView>

@@ -128,7 +128,7 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, c
   for (std::size_t i = 0; i < order.size(); ++i) sorted_len[i] = len[order[i]];
   d.host_ranges = tpr_ranges(sorted_len, D::block_threads);
   d.blocks = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
-  d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
+  d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(upload_csr<Scalar, ExecSpace>(a), opt);
   d.sorted_rows = detail::upload<int, M>(order, "kspmv::csr_adaptive::sorted_rows");
   d.ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::csr_adaptive::ranges");
   ExecSpace().fence();

@@ -12,8 +12,12 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 using CsrVectorDevice = CsrDeviceT<Scalar, ExecSpace, CsrKernel::Vector>;
 
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-CsrVectorDevice<Scalar, ExecSpace> to_csr_vector(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+CsrVectorDevice<Scalar, ExecSpace> to_csr_vector(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   return detail::build_csr<Scalar, ExecSpace, CsrKernel::Vector>(a, opt);
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CsrVectorDevice<Scalar, ExecSpace> to_csr_vector(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_csr_vector(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 }  // namespace kspmv

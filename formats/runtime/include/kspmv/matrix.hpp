@@ -9,6 +9,8 @@
 
 #include <Kokkos_Core.hpp>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <new>
 #include <string>
 #include <utility>
@@ -18,6 +20,7 @@
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/properties.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/value_map.hpp"
 #include "kspmv/core/device_util.hpp"
 #include <Kokkos_Timer.hpp>
@@ -112,21 +115,66 @@ class Matrix {
 
   Matrix() = default;
 
+  using device_csr_type = DeviceCsr<Scalar, ExecSpace>;
+
   // Converts `a` into format `f`. Throws FormatCannotHoldError where the
-  // format cannot hold the matrix.
+  // format cannot hold the matrix. The host matrix is uploaded once and
+  // then takes the device path below, except for the formats still built
+  // on the host (docs/ARCHITECTURE.md).
   static Matrix convert(const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt = {}) {
+    return convert_any(a, f, opt);
+  }
+
+  // From a CSR already on the device (see DeviceCsr). Canonical input
+  // (columns strictly increasing within each row) never leaves the device;
+  // unsorted columns and duplicate entries are sorted and summed
+  // (canonical_csr(), through the host), and update_values() then takes
+  // values in the input's order and sums the duplicates again. Offsets out
+  // of order or columns out of range are an InvalidArgumentError naming
+  // the first bad row.
+  static Matrix convert(const device_csr_type& a, Format f, const ConvertOptions& opt = {}) {
+    const auto c = canonical_csr(ExecSpace(), a, std::string(format_name(f)) + " conversion");
+    return convert_any(c.csr, f, opt, c.merged() ? &c : nullptr);
+  }
+
+  // From a caller's device views: row offsets (nrows + 1, any integer
+  // type), column indices (int) and values, in this memory space. Copied
+  // where the types differ from DeviceCsr's, never through the host.
+  template <class RowPtr, class ColIdx, class Values>
+  static Matrix from_device_views(std::int64_t nrows, std::int64_t ncols, const RowPtr& row_ptr,
+                                  const ColIdx& col_idx, const Values& values, Format f,
+                                  const ConvertOptions& opt = {}) {
+    return convert(device_csr_from_views<Scalar, ExecSpace>(nrows, ncols, row_ptr, col_idx, values), f, opt);
+  }
+
+  // From a Kokkos Kernels matrix in this memory space: its own device
+  // views, no trip through the host where its rows are sorted and merged
+  // (as convert(device_csr_type) above).
+  template <class CrsMatrixType>
+  static Matrix from_kokkos_kernels(const CrsMatrixType& A, Format f, const ConvertOptions& opt = {}) {
+    return from_device_views(A.numRows(), A.numCols(), A.graph.row_map, A.graph.entries, A.values, f, opt);
+  }
+
+ private:
+  using canonical_type = CanonicalCsr<Scalar, ExecSpace>;
+
+  template <class In>
+  static Matrix convert_any(const In& a, Format f, const ConvertOptions& opt, const canonical_type* merged = nullptr) {
     if (f == Format::Auto) {
       // pmf-model Algorithm 1 over every format, with the default
-      // calibration (set_default_model() or $KSPMV_CALIBRATION).
+      // calibration (set_default_model() or $KSPMV_CALIBRATION). The
+      // pattern statistics are host code: a device input's pattern is
+      // copied to the host for them.
       const int tau = static_cast<int>(sizeof(Scalar));
       const auto& hw = default_model();
-      const auto stats = pattern_stats(a, tau, hw);
-      Matrix m = convert(a, pick(stats, tau, hw, opt.max_fill), opt);
+      std::optional<HostCsr<Scalar>> copy;
+      const auto stats = pattern_stats(host_view(a, copy), tau, hw);
+      Matrix m = convert_any(a, pick(stats, tau, hw, opt.max_fill), opt, merged);
       m.auto_picked_ = true;
       return m;
     }
     try {
-      return convert_to(a, f, opt);
+      return convert_to(a, f, opt, merged);
     } catch (const std::bad_alloc&) {
       // Host vectors and Kokkos allocations (RawMemoryAllocationFailure)
       // both land here: a typed error, nothing half-built left behind.
@@ -136,28 +184,35 @@ class Matrix {
     }
   }
 
-  // From a Kokkos Kernels matrix (copied through the host once).
-  template <class CrsMatrixType>
-  static Matrix from_kokkos_kernels(const CrsMatrixType& A, Format f, const ConvertOptions& opt = {}) {
-    return convert(host_csr_from_kokkos_kernels(A), f, opt);
+  static const HostCsr<Scalar>& host_view(const HostCsr<Scalar>& a, std::optional<HostCsr<Scalar>>&) { return a; }
+  static const HostCsr<Scalar>& host_view(const device_csr_type& a, std::optional<HostCsr<Scalar>>& copy) {
+    copy = download_csr(a);
+    return *copy;
   }
+  static device_csr_type device_view(const HostCsr<Scalar>& a) { return upload_csr<Scalar, ExecSpace>(a); }
+  static const device_csr_type& device_view(const device_csr_type& a) { return a; }
 
- private:
-  static Matrix convert_to(const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
+  template <class In>
+  static Matrix convert_to(const In& a, Format f, const ConvertOptions& opt, const canonical_type* merged) {
     Kokkos::Timer timer;
     Matrix m;
     m.format_ = f;
     m.nrows_ = a.nrows;
     m.ncols_ = a.ncols;
     m.nnz_ = a.nnz();
+    // Each format's conversion: from a DeviceCsr where it has one (built on
+    // the device), else from a HostCsr.
     switch (f) {
-#define KSPMV_CONVERT_CASE(E, name, builder, square_only, summary)                                           \
-  case Format::E:                                                                                              \
-    m.impl_ = build(a, opt, name, [](const HostCsr<Scalar>& h, const ConvertOptions& o) { return builder<Scalar, ExecSpace>(h, o); }); \
+#define KSPMV_CONVERT_CASE(E, name, builder, square_only, summary)                                       \
+  case Format::E:                                                                                        \
+    m.impl_ = build(a, opt, name, merged,                                                                \
+                    [](const auto& in, const ConvertOptions& o) -> decltype(builder<Scalar, ExecSpace>(in, o)) { \
+                      return builder<Scalar, ExecSpace>(in, o);                                          \
+                    });                                                                                  \
     break;
       KSPMV_FORMAT_LIST(KSPMV_CONVERT_CASE)
 #undef KSPMV_CONVERT_CASE
-      case Format::Auto: break;  // handled in convert()
+      case Format::Auto: break;  // handled in convert_any()
     }
     ExecSpace().fence();
     m.conversion_seconds_ = timer.seconds();
@@ -168,18 +223,43 @@ class Matrix {
   // phase scatters a's values through the map read off it
   // (kspmv/core/value_map.hpp); with opt.value_map off, the format is built
   // from a's values directly and keeps no map.
-  template <class Build>
-  static std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> build(const HostCsr<Scalar>& a,
-                                                                           const ConvertOptions& opt, const char* name,
+  template <class In, class Build>
+  static std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> build(const In& a, const ConvertOptions& opt,
+                                                                           const char* name, const canonical_type* merged,
                                                                            const Build& build_format) {
-    if (!opt.value_map) return hold(build_format(a, opt));
-    auto f = build_format(tagged_pattern(a), opt);
+    ExecSpace space;
+    if constexpr (std::is_invocable<Build, const device_csr_type&, const ConvertOptions&>::value) {
+      const auto& d = device_view(a);
+      if (!opt.value_map) return hold(build_format(d, opt));
+      auto f = build_format(tagged_pattern(space, d), opt);
+      return with_values(std::move(f), d.values, d.nnz(), name, merged);
+    } else {
+      std::optional<HostCsr<Scalar>> copy;
+      const HostCsr<Scalar>& h = host_view(a, copy);
+      if (!opt.value_map) return hold(build_format(h, opt));
+      auto f = build_format(tagged_pattern(h), opt);
+      if constexpr (std::is_same<In, device_csr_type>::value) {
+        return with_values(std::move(f), a.values, h.nnz(), name, merged);
+      } else {
+        return with_values(std::move(f), detail::upload<Scalar, memory_space>(h.values, "kspmv::values"), h.nnz(),
+                           name, merged);
+      }
+    }
+  }
+
+  // The value phase: the map from the tags in f's value views, then the
+  // values through it; a merged input's lists after that, so refreshes
+  // take the input's values.
+  template <class F>
+  static std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> with_values(F&& f, const const_vector_type& values,
+                                                                                std::int64_t nnz, const char* name,
+                                                                                const canonical_type* merged) {
     ExecSpace space;
     const auto views = detail::value_views(f);
-    auto map = ValueMap<Scalar, ExecSpace>::from_tags(space, views, a.nnz(), name);
-    const auto values = detail::upload<Scalar, memory_space>(a.values, "kspmv::values");
+    auto map = ValueMap<Scalar, ExecSpace>::from_tags(space, views, nnz, name);
     map.scatter(space, values, views);
-    return hold(std::move(f), std::move(map));
+    if (merged) map.set_merge(merged->merge_offsets, merged->merge_entries);
+    return hold(std::forward<F>(f), std::move(map));
   }
 
  public:
@@ -212,8 +292,10 @@ class Matrix {
   // ConvertOptions::value_map).
   bool refreshable() const { return impl_ && impl_->value_map().valid(); }
 
-  // New values for the same pattern: `values` holds nnz() entries in the
-  // CSR order the matrix was converted from, on the device. Every format
+  // New values for the same pattern: `values` holds the entries of the
+  // CSR the matrix was converted from, in its order, on the device (nnz()
+  // of them; for a device CSR with duplicates, all of its entries, which
+  // are summed again). Every format
   // is updated in place by one kernel on `space` (asynchronous, like
   // apply; no allocation, no host work), and then holds the same bits as a
   // fresh conversion of those values. Order it against applies on other
@@ -223,9 +305,10 @@ class Matrix {
   // nothing changed.
   void update_values(const ExecSpace& space, const const_vector_type& values) {
     if (!impl_) throw InvalidArgumentError("update_values on an empty kspmv::Matrix");
-    if (static_cast<std::int64_t>(values.extent(0)) != nnz_)
+    const std::int64_t expected = refreshable() ? impl_->value_map().input_nnz() : nnz_;
+    if (static_cast<std::int64_t>(values.extent(0)) != expected)
       throw InvalidArgumentError(std::string(name()) + " update_values: " + std::to_string(values.extent(0)) +
-                                 " values for a matrix of " + std::to_string(nnz_) + " entries");
+                                 " values for a matrix of " + std::to_string(expected) + " entries");
     if (!refreshable())
       throw UnsupportedError(std::string(name()) +
                              " update_values: converted with ConvertOptions::value_map off, so no value map was kept");
