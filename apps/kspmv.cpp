@@ -12,6 +12,10 @@
 // MATRIX is a Matrix Market file (.mtx, .mtx.gz) or a generator spec such
 // as lap3d:64 or powerlaw:1000000:8 (see `kspmv --help`).
 //
+// info, spmv and formats take --json: the same information as one JSON
+// object on stdout (numbers as numbers), for scripts such as
+// perf_tests/model_replay.py.
+//
 // Each command is a CLI11 subcommand with its own options: an option of
 // another command is an error, `--key value` and `--key=value` both work,
 // and numbers are checked before anything runs. Exit codes: 0 success,
@@ -30,12 +34,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "kspmv/kspmv.hpp"
 
 namespace {
+
+// Keys in the order the text output prints them.
+using json = nlohmann::ordered_json;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
@@ -88,7 +96,7 @@ const CLI::Validator kFinite = number_where([](double) { return true; }, "a numb
 struct InfoArgs {
   std::string matrix, calibration, format;
   int fractiles = 32;
-  bool predict = false;
+  bool predict = false, json = false;
   bool has_calibration = false, has_format = false;
 };
 struct CalibrateArgs {
@@ -100,10 +108,14 @@ struct SpmvArgs {
   int reps = 100, vector_length = 0;
   double alpha = 1, beta = 0;
   long long seed = 42;
+  bool json = false;
   bool has_format = false, has_x = false, has_write_y = false, has_vector_length = false;
 };
 struct ConvertArgs {
   std::string matrix, output;
+};
+struct FormatsArgs {
+  bool json = false;
 };
 
 bool is_file(const std::string& p) {
@@ -113,7 +125,7 @@ bool is_file(const std::string& p) {
 
 template <class Scalar>
 kspmv::HostCsr<Scalar> load_matrix(const std::string& what) {
-  auto progress = kspmv::terminal_progress();
+  auto progress = kspmv::terminal_progress();  // stderr only: stdout may be JSON
   if (is_file(what)) {
     kspmv::MatrixMarketReadOptions o;
     o.progress = progress;
@@ -124,7 +136,57 @@ kspmv::HostCsr<Scalar> load_matrix(const std::string& what) {
                                     kspmv::generator_help());
 }
 
+// JSON has no NaN or infinity: such a value is written as null.
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// A format's report is pairs of text; a value that reads as a number is
+// written as a JSON number (width, k, isplit), whole numbers as integers.
+// Values with a unit or several parts ("1.00%", "8.718 (alpha ...)") stay
+// strings, as the library wrote them.
+json properties_json(const kspmv::Properties& props) {
+  json out = json::object();
+  for (const auto& [k, v] : props) {
+    char* end = nullptr;
+    errno = 0;
+    const long long i = std::strtoll(v.c_str(), &end, 10);
+    if (!v.empty() && *end == '\0' && errno == 0) {
+      out[k] = i;
+      continue;
+    }
+    const double d = std::strtod(v.c_str(), &end);
+    if (!v.empty() && *end == '\0' && std::isfinite(d))
+      out[k] = d;
+    else
+      out[k] = v;
+  }
+  return out;
+}
+
+void print_json(const json& j) { std::cout << j.dump(2) << '\n'; }
+
 // ---- info ----
+
+json stats_json(const kspmv::RowLengthStats& s) {
+  const double density = (s.nrows && s.ncols) ? double(s.nnz) / (double(s.nrows) * double(s.ncols)) : 0.0;
+  // The exact distribution that the text histogram bins: rows per row
+  // length, lengths that occur only.
+  json counts = json::array();
+  for (std::size_t len = 0; len < s.counts.size(); ++len)
+    if (s.counts[len] > 0) counts.push_back({{"length", len}, {"rows", s.counts[len]}});
+  return {{"rows", s.nrows},
+          {"columns", s.ncols},
+          {"nonzeros", s.nnz},
+          {"density", number(density)},
+          {"row_length",
+           {{"mean", number(s.mean)},
+            {"std", number(s.stddev)},
+            {"skewness", number(s.skewness)},
+            {"min", s.min},
+            {"max", s.max}}},
+          {"empty_rows", s.empty_rows},
+          {"fractiles", {{"W", s.W}, {"values", s.fractiles}, {"mean", number(s.fractile_mean())}}},
+          {"row_length_counts", counts}};
+}
 
 void print_stats(const kspmv::RowLengthStats& s) {
   std::printf("rows              %lld\n", (long long)s.nrows);
@@ -194,6 +256,38 @@ void print_prediction(const Prediction& r) {
               r.paper_ell * 1e6, r.paper_hyb * 1e6);
 }
 
+// The same as print_prediction, times in us as there.
+json prediction_json(const Prediction& r) {
+  json estimates = json::array();
+  for (const auto& e : r.estimates)
+    estimates.push_back({{"format", kspmv::format_name(e.format)},
+                         {"estimate_us", number(e.seconds * 1e6)},
+                         {"storage_mb", number(e.storage_bytes * 1e-6)},
+                         {"padding_pct", number(100 * e.padding)},
+                         {"traffic_mb", number(e.bytes * 1e-6)},
+                         {"chain_us", number(e.chain_seconds * 1e6)},
+                         {"fixed_us", number(e.fixed_seconds * 1e6)},
+                         {"host_us", number(e.host_seconds * 1e6)},
+                         {"feasible", e.feasible},
+                         {"note", e.note}});
+  return {{"model",
+           {{"name", r.hw.name},
+            {"calibrated", r.hw.calibrated},
+            {"bandwidth_gbs", number(r.hw.bandwidth_gbs)},
+            {"launch_us", number(r.hw.launch_us)},
+            {"l2_gain", number(r.hw.l2_gain)}}},
+          {"x_reuse_alpha", number(r.stats.alpha)},
+          {"diagonals", r.stats.diagonals},
+          {"estimates", estimates},
+          {"pick", r.pick},
+          {"hyb_k", {{"one_third_rule", r.k_third}, {"model", r.k_model}, {"paper_eq50", r.k_paper}}},
+          {"paper_us",
+           {{"coo", number(r.paper_coo * 1e6)},
+            {"csr", number(r.paper_csr * 1e6)},
+            {"ell", number(r.paper_ell * 1e6)},
+            {"hyb", number(r.paper_hyb * 1e6)}}}};
+}
+
 int cmd_info(const InfoArgs& a) {
   // Read before the matrix is loaded: a bad calibration file fails at once.
   if (a.has_calibration) kspmv::set_default_model(kspmv::read_calibration(a.calibration));
@@ -205,18 +299,40 @@ int cmd_info(const InfoArgs& a) {
   const auto e = kspmv::warp_iterations(len), p = kspmv::warp_iterations(kspmv::sorted_descending(len));
   const double fewer = p.n_iter ? double(e.n_iter) / double(p.n_iter) : 1.0;
   const bool sorts = kspmv::pellr_should_sort(e, p);
-  std::printf("matrix            %s\n", a.matrix.c_str());
-  print_stats(stats);
-  std::printf("warp iterations   N_iter ELLR %lld, sorted %lld (%.2fx fewer); N_p %lld; pellr %s\n",
-              (long long)e.n_iter, (long long)p.n_iter, fewer, (long long)e.n_p,
-              sorts ? "sorts (>= 5% fewer)" : "keeps the caller's order (< 5% fewer)");
-  if (a.predict) print_prediction(predict(A, len));
+  json j;
+  if (a.json) {
+    j["matrix"] = a.matrix;
+    j.update(stats_json(stats));
+    j["warp_iterations"] = {{"ellr", e.n_iter}, {"sorted", p.n_iter}, {"fewer", number(fewer)},
+                            {"n_p", e.n_p},     {"pellr_sorts", sorts}};
+  } else {
+    std::printf("matrix            %s\n", a.matrix.c_str());
+    print_stats(stats);
+    std::printf("warp iterations   N_iter ELLR %lld, sorted %lld (%.2fx fewer); N_p %lld; pellr %s\n",
+                (long long)e.n_iter, (long long)p.n_iter, fewer, (long long)e.n_p,
+                sorts ? "sorts (>= 5% fewer)" : "keeps the caller's order (< 5% fewer)");
+  }
+  if (a.predict) {
+    const Prediction r = predict(A, len);
+    if (a.json)
+      j["predict"] = prediction_json(r);
+    else
+      print_prediction(r);
+  }
   if (a.has_format) {
     const auto m = kspmv::Matrix<double>::convert(A, kspmv::parse_format(a.format));
-    std::printf("\nformat            %s (conversion %.3f s, %.2f MB)\n", m.name(), m.conversion_seconds(),
-                double(m.storage_bytes()) * 1e-6);
-    for (const auto& [k, v] : m.properties()) std::printf("  %-28s %s\n", k.c_str(), v.c_str());
+    if (a.json) {
+      j["format_report"] = {{"format", m.name()},
+                            {"conversion_s", number(m.conversion_seconds())},
+                            {"storage_mb", number(double(m.storage_bytes()) * 1e-6)},
+                            {"properties", properties_json(m.properties())}};
+    } else {
+      std::printf("\nformat            %s (conversion %.3f s, %.2f MB)\n", m.name(), m.conversion_seconds(),
+                  double(m.storage_bytes()) * 1e-6);
+      for (const auto& [k, v] : m.properties()) std::printf("  %-28s %s\n", k.c_str(), v.c_str());
+    }
   }
+  if (a.json) print_json(j);
   return 0;
 }
 
@@ -241,7 +357,14 @@ int cmd_convert(const ConvertArgs& a) {
   return 0;
 }
 
-int cmd_formats() {
+int cmd_formats(const FormatsArgs& a) {
+  if (a.json) {
+    json list = json::array();
+    for (const auto& f : kspmv::known_formats())
+      list.push_back({{"name", f.name}, {"summary", f.summary}, {"square_only", f.square_only}});
+    print_json({{"formats", list}});
+    return 0;
+  }
   for (const auto& f : kspmv::known_formats()) std::printf("%-14s %s\n", f.name, f.summary);
   return 0;
 }
@@ -312,6 +435,30 @@ int run_spmv(const SpmvArgs& a) {
   const char* precision = sizeof(Scalar) == 4 ? "float" : "double";
   const double conversion_spmvs = med > 0 ? m.conversion_seconds() / med : 0.0;
 
+  if (a.json) {
+    // Printed whatever the check says; the exit code still tells a wrong
+    // result (3) from a right one.
+    print_json({{"matrix", a.matrix},
+                {"rows", A.nrows},
+                {"columns", A.ncols},
+                {"nonzeros", A.nnz()},
+                {"format", m.name()},
+                {"properties", properties_json(m.properties())},
+                {"precision", precision},
+                {"execution_space", Space::name()},
+                {"storage_mb", number(double(m.storage_bytes()) * 1e-6)},
+                {"conversion_ms", number(m.conversion_seconds() * 1e3)},
+                {"conversion_spmvs", number(conversion_spmvs)},
+                {"check",
+                 {{"ok", check.ok},
+                  {"message", check.message},
+                  {"bad_rows", check.bad_rows},
+                  {"first_bad", check.first_bad},
+                  {"worst_ratio", number(check.worst_ratio)}}},
+                {"time", {{"median_us", number(med * 1e6)}, {"min_us", number(t.front() * 1e6)}, {"reps", reps}}},
+                {"rate", {{"gflops", number(gflops)}, {"gbs_effective", number(gbs)}}}});
+    return check.ok ? 0 : kExitWrongResult;
+  }
   std::printf("matrix            %s\n", a.matrix.c_str());
   std::printf("size              %d x %d, %lld nonzeros\n", A.nrows, A.ncols, (long long)A.nnz());
   std::printf("format            %s\n", m.name());
@@ -398,6 +545,7 @@ int run(int& argc, char** argv) {
                      "add the performance model: every format's estimate, the pick, HYB's K");
   auto* info_cal = info_cmd->add_option("--calibration", info.calibration, "the model's calibration (kspmv calibrate)");
   auto* info_format = info_cmd->add_option("--format", info.format, "add FORMAT's own report after converting");
+  info_cmd->add_flag("--json", info.json, "print one JSON object instead of text");
   info_cmd->footer(matrix_help());
 
   CalibrateArgs cal;
@@ -425,6 +573,7 @@ int run(int& argc, char** argv) {
       ->capture_default_str();
   auto* spmv_vl = spmv_cmd->add_option("--vector-length", spmv.vector_length, "lanes per row (csr, csr-vector)")
                       ->transform(kCount);
+  spmv_cmd->add_flag("--json", spmv.json, "print one JSON object instead of text");
   spmv_cmd->footer(matrix_help() + "formats: " + kspmv::known_format_names() +
                    "\nexits with 3 when the result is wrong");
 
@@ -434,7 +583,9 @@ int run(int& argc, char** argv) {
   conv_cmd->add_option("OUTPUT", conv.output, "OUTPUT.mtx or OUTPUT.mtx.gz")->required();
   conv_cmd->footer(matrix_help());
 
+  FormatsArgs fmts;
   auto* fmts_cmd = app.add_subcommand("formats", "list the formats this build knows");
+  fmts_cmd->add_flag("--json", fmts.json, "print one JSON object instead of text");
 
   std::vector<const char*> cargv = {"kspmv"};
   for (const auto& s : args) cargv.push_back(s.c_str());
@@ -472,7 +623,7 @@ int run(int& argc, char** argv) {
   if (info_cmd->parsed()) return cmd_info(info);
   if (spmv_cmd->parsed()) return cmd_spmv(spmv);
   if (conv_cmd->parsed()) return cmd_convert(conv);
-  if (fmts_cmd->parsed()) return cmd_formats();
+  if (fmts_cmd->parsed()) return cmd_formats(fmts);
   return cmd_calibrate(cal);
 }
 
