@@ -29,7 +29,6 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "kspmv/kspmv.hpp"
 
 namespace {
@@ -48,49 +48,6 @@ using json = nlohmann::ordered_json;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitWrongResult = 3;
-
-// ---- value checks ----
-//
-// CLI11's Range validators describe a failure by their limits ("not in
-// range [2.22507e-308 - 1.79769e+308]" for PositiveNumber); these say what
-// is wanted instead. They parse the text themselves, so "1.5" for an
-// integer or "abc" for a number fails here with that message.
-
-// An integer in [lo, hi], base 10; `want` names the range in the message.
-// The text is rewritten in canonical form because CLI11's own conversion
-// afterwards reads a leading 0 as octal; so it is given with transform(),
-// as check() would drop the rewrite.
-CLI::Validator integer_in(long long lo, long long hi, const std::string& want, const std::string& tag) {
-  return CLI::Validator(
-      [lo, hi, want](std::string& s) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const long long v = std::strtoll(s.c_str(), &end, 10);
-        if (s.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi)
-          return "must be " + want + ", not '" + s + "'";
-        s = std::to_string(v);
-        return std::string();
-      },
-      tag);
-}
-
-// A finite number for which ok(v) holds; `want` says which in the message.
-CLI::Validator number_where(bool (*ok)(double), const std::string& want, const std::string& tag) {
-  return CLI::Validator(
-      [ok, want](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || *end != '\0' || !std::isfinite(v) || !ok(v)) return "must be " + want + ", not '" + s + "'";
-        return std::string();
-      },
-      tag);
-}
-
-const CLI::Validator kCount = integer_in(1, INT_MAX, "a positive integer", "POSITIVE");
-const CLI::Validator kSeed = integer_in(0, LLONG_MAX, "an integer >= 0", "NONNEGATIVE");
-const CLI::Validator kPositive = number_where([](double v) { return v > 0; }, "a positive number", "POSITIVE");
-const CLI::Validator kNonNegative = number_where([](double v) { return v >= 0; }, "a number >= 0", "NONNEGATIVE");
-const CLI::Validator kFinite = number_where([](double) { return true; }, "a number", "");
 
 // ---- what each command was given ----
 struct InfoArgs {
@@ -495,7 +452,8 @@ std::string misplaced_options_hint(const CLI::App& app) {
     std::string owners;
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
       if (std::find(selected.begin(), selected.end(), sub) != selected.end()) continue;
-      if (sub->get_option_no_throw(name) != nullptr) owners += (owners.empty() ? "`kspmv " : "`, `kspmv ") + sub->get_name();
+      if (sub->get_option_no_throw(name) != nullptr)
+        owners += (owners.empty() ? "`kspmv " : "`, `kspmv ") + sub->get_name();
     }
     if (!owners.empty()) hint += "  " + name + " is an option of " + owners + "`\n";
   }
@@ -539,7 +497,7 @@ int run(int& argc, char** argv) {
   auto* info_cmd = app.add_subcommand("info", "size, nnz, row-length statistics and histogram of a matrix");
   info_cmd->add_option("MATRIX", info.matrix, "Matrix Market file or generator spec")->required();
   info_cmd->add_option("--fractiles", info.fractiles, "W of the W-fractiles of the row lengths")
-      ->transform(kCount)
+      ->transform(kspmv_cli::positive_integer())
       ->capture_default_str();
   info_cmd->add_flag("--predict", info.predict,
                      "add the performance model: every format's estimate, the pick, HYB's K");
@@ -551,28 +509,34 @@ int run(int& argc, char** argv) {
   CalibrateArgs cal;
   auto* cal_cmd = app.add_subcommand("calibrate", "time a few SpMVs on the device and fit the performance model");
   cal_cmd->add_option("--out", cal.out, "the calibration file to write")->capture_default_str();
-  cal_cmd->add_option("--budget", cal.budget, "seconds to spend at most")->check(kNonNegative)->capture_default_str();
+  cal_cmd->add_option("--budget", cal.budget, "seconds to spend at most")
+      ->check(kspmv_cli::non_negative_number())
+      ->capture_default_str();
   cal_cmd->add_option("--scale", cal.scale, "size of the calibration matrices, relative")
-      ->check(kPositive)
+      ->check(kspmv_cli::positive_number())
       ->capture_default_str();
 
   SpmvArgs spmv;
   auto* spmv_cmd = app.add_subcommand("spmv", "convert, check y = alpha A x + beta y against the reference, time");
   spmv_cmd->add_option("MATRIX", spmv.matrix, "Matrix Market file or generator spec")->required();
   auto* spmv_format = spmv_cmd->add_option("--format", spmv.format, "the format (required; see kspmv formats)");
-  spmv_cmd->add_option("--reps", spmv.reps, "timed SpMVs")->transform(kCount)->capture_default_str();
+  spmv_cmd->add_option("--reps", spmv.reps, "timed SpMVs")
+      ->transform(kspmv_cli::positive_integer())
+      ->capture_default_str();
   spmv_cmd->add_option("--precision", spmv.precision, "double or float")
       ->check(CLI::IsMember({"double", "float"}))
       ->capture_default_str();
-  spmv_cmd->add_option("--alpha", spmv.alpha, "alpha")->check(kFinite)->capture_default_str();
-  spmv_cmd->add_option("--beta", spmv.beta, "beta (0: y is not read)")->check(kFinite)->capture_default_str();
+  spmv_cmd->add_option("--alpha", spmv.alpha, "alpha")->check(kspmv_cli::finite_number())->capture_default_str();
+  spmv_cmd->add_option("--beta", spmv.beta, "beta (0: y is not read)")
+      ->check(kspmv_cli::finite_number())
+      ->capture_default_str();
   auto* spmv_x = spmv_cmd->add_option("--x", spmv.x, "x from a Matrix Market array file (default: random)");
   auto* spmv_y = spmv_cmd->add_option("--write-y", spmv.write_y, "write the checked y as a Matrix Market array");
   spmv_cmd->add_option("--seed", spmv.seed, "seed of the random x and y")
-      ->transform(kSeed)
+      ->transform(kspmv_cli::non_negative_integer())
       ->capture_default_str();
   auto* spmv_vl = spmv_cmd->add_option("--vector-length", spmv.vector_length, "lanes per row (csr, csr-vector)")
-                      ->transform(kCount);
+                      ->transform(kspmv_cli::positive_integer());
   spmv_cmd->add_flag("--json", spmv.json, "print one JSON object instead of text");
   spmv_cmd->footer(matrix_help() + "formats: " + kspmv::known_format_names() +
                    "\nexits with 3 when the result is wrong");
