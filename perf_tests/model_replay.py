@@ -77,7 +77,7 @@ def main():
             files.append(a)
     if not cal or not files:
         raise SystemExit(__doc__)
-    rows = [r for f in files for r in csv.DictReader(open(f))
+    rows = [r for f in files for r in csv.DictReader(open(f, newline=""))
             if r["precision"] == "double" and r["status"] == "ok"]
     mats = list(dict.fromkeys(r["matrix"] for r in rows))
     specs = suite_specs()

@@ -26,7 +26,7 @@
 // stream after a warm-up and reports the median. Effective bandwidth counts
 // the minimum bytes of CSR with 32-bit indices (values, column indices, row
 // offsets, x once, y once), whatever the format moves. A summary table
-// comes last; --csv writes it for perf_tests/plot_results.py.
+// comes last; --csv writes it (RFC 4180) for perf_tests/plot_results.py.
 //
 // --profile-split adds evc-hyb §3.3's time profile to every evc-hyb runner:
 // the kernel timed again with x constant (T_A + T_Y), A constant (T_X +
@@ -658,15 +658,30 @@ void print_profile_split() {
   }
 }
 
+// One CSV field as RFC 4180 wants it: a field holding a comma, a double
+// quote or a line break is enclosed in double quotes and its quotes are
+// doubled; any other field is written as it is. Matrix and runner names
+// come from suite files and the command line, so they may hold any of
+// these.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
 void write_csv(const std::string& path) {
   std::ofstream out(path);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
          "copy_gbs,model_us\n";
   for (const auto& r : g_results)
-    out << r.matrix << "," << r.group << "," << r.precision << "," << r.runner << "," << (r.peer ? 1 : 0) << ","
-        << r.status << "," << r.rows << "," << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs
-        << "," << r.frac << "," << r.storage_mb << "," << r.convert_s * 1e3 << "," << g_copy_gbs << ","
-        << r.model_s * 1e6 << "\n";
+    out << csv_field(r.matrix) << "," << csv_field(r.group) << "," << csv_field(r.precision) << ","
+        << csv_field(r.runner) << "," << (r.peer ? 1 : 0) << "," << csv_field(r.status) << "," << r.rows << ","
+        << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs << "," << r.frac << "," << r.storage_mb
+        << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "," << r.model_s * 1e6 << "\n";
 }
 
 }  // namespace
@@ -704,7 +719,7 @@ int main(int argc, char** argv) {
     app.add_option("--samples", g_samples, "batches per median (at least 3 are taken)")
         ->transform(kspmv_cli::positive_integer())
         ->capture_default_str();
-    app.add_option("--csv", g_csv, "write the summary as CSV for perf_tests/*.py");
+    app.add_option("--csv", g_csv, "write the summary as CSV (RFC 4180) for perf_tests/*.py");
     app.add_option("--matrix-dir", g_matrix_dir, "where shared:FILE entries are (KSPMV_SHARED_MATRICES wins)")
         ->capture_default_str();
     auto* calibrate = app.add_option("--calibrate", calibrate_budget,
