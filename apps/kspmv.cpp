@@ -566,10 +566,6 @@ int run(int& argc, char** argv) {
                  sub.empty() ? "" : sub[0]->get_name().c_str());
     return kExitUsage;
   }
-  if (app.get_subcommands().empty()) {  // no command: the overview, as --help prints it
-    std::cout << app.help();
-    return 0;
-  }
   info.has_calibration = info_cal->count() > 0;
   info.has_format = info_format->count() > 0;
   spmv.has_format = spmv_format->count() > 0;
@@ -583,7 +579,13 @@ int run(int& argc, char** argv) {
     return kExitUsage;
   }
 
+  // Started before the overview too, which then follows Kokkos' own help
+  // for `kspmv --kokkos-help`.
   Kokkos::ScopeGuard guard(argc, argv);
+  if (app.get_subcommands().empty()) {  // no command: the overview, as --help prints it
+    std::cout << app.help();
+    return 0;
+  }
   if (info_cmd->parsed()) return cmd_info(info);
   if (spmv_cmd->parsed()) return cmd_spmv(spmv);
   if (conv_cmd->parsed()) return cmd_convert(conv);
