@@ -11,101 +11,69 @@
 //
 // MATRIX is a Matrix Market file (.mtx, .mtx.gz) or a generator spec such
 // as lap3d:64 or powerlaw:1000000:8 (see `kspmv --help`).
+//
+// info, spmv and formats take --json: the same information as one JSON
+// object on stdout (numbers as numbers), for scripts such as
+// perf_tests/model_replay.py.
+//
+// Each command is a CLI11 subcommand with its own options: an option of
+// another command is an error, `--key value` and `--key=value` both work,
+// and numbers are checked before anything runs. Exit codes: 0 success,
+// 1 an error while running (bad file, unknown format, ...), 2 a bad command
+// line, 3 spmv computed a wrong result.
 
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <iostream>
-#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "kspmv/kspmv.hpp"
 
 namespace {
+
+// Keys in the order the text output prints them.
+using json = nlohmann::ordered_json;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitWrongResult = 3;
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// ---- what each command was given ----
+struct InfoArgs {
+  std::string matrix, calibration, format;
+  int fractiles = 32;
+  bool predict = false, json = false;
+  bool has_calibration = false, has_format = false;
 };
-struct HelpRequested {};
-
-const char* kUsage =
-    "usage:\n"
-    "  kspmv info MATRIX [--fractiles W] [--predict] [--calibration FILE] [--format F]\n"
-    "  kspmv calibrate [--out FILE] [--budget SECONDS] [--scale S]\n"
-    "  kspmv spmv MATRIX --format F [--reps N] [--precision double|float]\n"
-    "             [--alpha A] [--beta B] [--x FILE] [--write-y FILE] [--seed S]\n"
-    "             [--vector-length V]\n"
-    "  kspmv convert MATRIX OUTPUT.mtx[.gz]\n"
-    "  kspmv formats\n"
-    "MATRIX is a Matrix Market file (.mtx or .mtx.gz) or a generator spec:\n";
-
-// Parsed command line: the command, positional arguments, --key value pairs.
-struct Args {
-  std::string command;
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> opts;
-
-  std::string get(const std::string& k, const std::string& dflt) const {
-    auto it = opts.find(k);
-    return it == opts.end() ? dflt : it->second;
-  }
-  bool has(const std::string& k) const { return opts.count(k) != 0; }
+struct CalibrateArgs {
+  std::string out = "kspmv.cal";
+  double budget = 120, scale = 1;
 };
-
-const std::vector<std::string> kFlags = {"predict"};  // options without a value
-
-Args parse_args(int argc, char** argv, const std::vector<std::string>& known) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string s = argv[i];
-    if (s.rfind("--kokkos", 0) == 0) continue;  // Kokkos' own flags
-    if (s.rfind("--", 0) == 0 && s.size() > 2) {
-      const std::string key = s.substr(2);
-      if (key == "help") throw HelpRequested{};
-      if (std::find(kFlags.begin(), kFlags.end(), key) != kFlags.end()) {
-        a.opts[key] = "1";
-        continue;
-      }
-      if (std::find(known.begin(), known.end(), key) == known.end())
-        throw UsageError("unknown option '" + s + "'");
-      if (i + 1 >= argc) throw UsageError("option '" + s + "' needs a value");
-      a.opts[key] = argv[++i];
-    } else if (a.command.empty()) {
-      a.command = s;
-    } else {
-      a.positional.push_back(s);
-    }
-  }
-  return a;
-}
-
-double parse_double(const std::string& s, const char* what) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || s.empty()) throw UsageError(std::string(what) + " '" + s + "' is not a number");
-  return v;
-}
-
-long long parse_int(const std::string& s, const char* what, long long lo) {
-  const double v = parse_double(s, what);
-  if (v != std::floor(v) || v < double(lo)) throw UsageError(std::string(what) + " '" + s + "' must be an integer >= " + std::to_string(lo));
-  return static_cast<long long>(v);
-}
+struct SpmvArgs {
+  std::string matrix, format, precision = "double", x, write_y;
+  int reps = 100, vector_length = 0;
+  double alpha = 1, beta = 0;
+  long long seed = 42;
+  bool json = false;
+  bool has_format = false, has_x = false, has_write_y = false, has_vector_length = false;
+};
+struct ConvertArgs {
+  std::string matrix, output;
+};
+struct FormatsArgs {
+  bool json = false;
+};
 
 bool is_file(const std::string& p) {
   struct stat st;
@@ -114,7 +82,7 @@ bool is_file(const std::string& p) {
 
 template <class Scalar>
 kspmv::HostCsr<Scalar> load_matrix(const std::string& what) {
-  auto progress = kspmv::terminal_progress();
+  auto progress = kspmv::terminal_progress();  // stderr only: stdout may be JSON
   if (is_file(what)) {
     kspmv::MatrixMarketReadOptions o;
     o.progress = progress;
@@ -123,6 +91,58 @@ kspmv::HostCsr<Scalar> load_matrix(const std::string& what) {
   if (kspmv::is_generator_spec(what)) return kspmv::generate<Scalar>(what, progress);
   throw kspmv::InvalidArgumentError("'" + what + "' is neither a readable file nor a generator spec; generators:\n" +
                                     kspmv::generator_help());
+}
+
+// JSON has no NaN or infinity: such a value is written as null.
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// A format's report is pairs of text; a value that reads as a number is
+// written as a JSON number (width, k, isplit), whole numbers as integers.
+// Values with a unit or several parts ("1.00%", "8.718 (alpha ...)") stay
+// strings, as the library wrote them.
+json properties_json(const kspmv::Properties& props) {
+  json out = json::object();
+  for (const auto& [k, v] : props) {
+    char* end = nullptr;
+    errno = 0;
+    const long long i = std::strtoll(v.c_str(), &end, 10);
+    if (!v.empty() && *end == '\0' && errno == 0) {
+      out[k] = i;
+      continue;
+    }
+    const double d = std::strtod(v.c_str(), &end);
+    if (!v.empty() && *end == '\0' && std::isfinite(d))
+      out[k] = d;
+    else
+      out[k] = v;
+  }
+  return out;
+}
+
+void print_json(const json& j) { std::cout << j.dump(2) << '\n'; }
+
+// ---- info ----
+
+json stats_json(const kspmv::RowLengthStats& s) {
+  const double density = (s.nrows && s.ncols) ? double(s.nnz) / (double(s.nrows) * double(s.ncols)) : 0.0;
+  // The exact distribution that the text histogram bins: rows per row
+  // length, lengths that occur only.
+  json counts = json::array();
+  for (std::size_t len = 0; len < s.counts.size(); ++len)
+    if (s.counts[len] > 0) counts.push_back({{"length", len}, {"rows", s.counts[len]}});
+  return {{"rows", s.nrows},
+          {"columns", s.ncols},
+          {"nonzeros", s.nnz},
+          {"density", number(density)},
+          {"row_length",
+           {{"mean", number(s.mean)},
+            {"std", number(s.stddev)},
+            {"skewness", number(s.skewness)},
+            {"min", s.min},
+            {"max", s.max}}},
+          {"empty_rows", s.empty_rows},
+          {"fractiles", {{"W", s.W}, {"values", s.fractiles}, {"mean", number(s.fractile_mean())}}},
+          {"row_length_counts", counts}};
 }
 
 void print_stats(const kspmv::RowLengthStats& s) {
@@ -142,99 +162,189 @@ void print_stats(const kspmv::RowLengthStats& s) {
   std::printf("row-length histogram (rows per length):\n%s", kspmv::row_length_histogram(s).c_str());
 }
 
-int cmd_info(const Args& a) {
-  if (a.positional.size() != 1) throw UsageError("info takes one MATRIX");
-  const int W = static_cast<int>(parse_int(a.get("fractiles", "32"), "--fractiles", 1));
-  auto A = load_matrix<double>(a.positional[0]);
-  std::printf("matrix            %s\n", a.positional[0].c_str());
-  print_stats(kspmv::row_length_stats(A, W));
+// pmf-model Algorithm 1 over every format, double precision: the model,
+// every estimate with the terms behind it, the pick, HYB's K three ways and
+// the paper's own equations.
+struct Prediction {
+  kspmv::ModelHardware hw;
+  kspmv::PatternStats stats;
+  std::vector<kspmv::FormatEstimate> estimates;
+  const char* pick = "";
+  std::int64_t k_third = 0, k_model = 0, k_paper = 0;
+  double paper_coo = 0, paper_csr = 0, paper_ell = 0, paper_hyb = 0;  // seconds
+};
+
+Prediction predict(const kspmv::HostCsr<double>& A, const std::vector<std::int64_t>& len) {
+  Prediction r;
+  r.hw = kspmv::default_model();
+  r.stats = kspmv::pattern_stats(A, 8, r.hw);
+  r.estimates = kspmv::estimate_all(r.stats, 8, r.hw);
+  r.pick = kspmv::format_name(kspmv::pick(r.stats, 8, r.hw));
+  r.k_third = kspmv::hyb_k_one_third_rule(len);
+  r.k_model = kspmv::model_hyb_k(r.stats, 8, r.hw);
+  r.k_paper = kspmv::paper_hyb_k(r.stats.rows, 8, r.hw);
+  r.paper_coo = kspmv::paper_coo(r.stats.rows, 8, r.hw);
+  r.paper_csr = kspmv::paper_csr(r.stats.rows, 8, r.hw);
+  r.paper_ell = kspmv::paper_ell(r.stats.rows, 8, r.hw);
+  r.paper_hyb = kspmv::paper_hyb(r.stats.rows, r.k_paper, 8, r.hw);
+  return r;
+}
+
+void print_prediction(const Prediction& r) {
+  const auto& hw = r.hw;
+  std::printf("\nmodel             %s (%s); copy bandwidth %.0f GB/s, launch %.1f us, L2 gain %.2f\n", hw.name.c_str(),
+              hw.calibrated ? "calibrated" : "uncalibrated defaults: kspmv calibrate", hw.bandwidth_gbs, hw.launch_us,
+              hw.l2_gain);
+  std::printf("x reuse alpha     %.3f (evc-hyb 3.2, 32-row warps)   diagonals %lld\n", r.stats.alpha,
+              (long long)r.stats.diagonals);
+  // estimate = max(fixed + max(traffic / bandwidth, chain), host); the
+  // terms are printed so that a miss can be traced to its term.
+  std::printf("%-14s %12s %12s %10s %11s %9s %9s %9s  %s\n", "format", "estimate us", "storage MB", "padding",
+              "traffic MB", "chain us", "fixed us", "host us", "note");
+  for (const auto& e : r.estimates)
+    std::printf("%-14s %12.2f %12.2f %9.1f%% %11.2f %9.2f %9.2f %9.2f  %s%s\n", kspmv::format_name(e.format),
+                e.seconds * 1e6, e.storage_bytes * 1e-6, 100 * e.padding, e.bytes * 1e-6, e.chain_seconds * 1e6,
+                e.fixed_seconds * 1e6, e.host_seconds * 1e6, e.feasible ? "" : "refused (fill or shape) ",
+                e.note.c_str());
+  std::printf("pick              %s\n", r.pick);
+  std::printf("hyb K             1/3 rule %lld, model %lld, paper eq. 50 %lld\n", (long long)r.k_third,
+              (long long)r.k_model, (long long)r.k_paper);
+  std::printf("paper eqs. (us)   COO %.2f  CSR %.2f  ELL %.2f  HYB %.2f\n", r.paper_coo * 1e6, r.paper_csr * 1e6,
+              r.paper_ell * 1e6, r.paper_hyb * 1e6);
+}
+
+// The same as print_prediction, times in us as there.
+json prediction_json(const Prediction& r) {
+  json estimates = json::array();
+  for (const auto& e : r.estimates)
+    estimates.push_back({{"format", kspmv::format_name(e.format)},
+                         {"estimate_us", number(e.seconds * 1e6)},
+                         {"storage_mb", number(e.storage_bytes * 1e-6)},
+                         {"padding_pct", number(100 * e.padding)},
+                         {"traffic_mb", number(e.bytes * 1e-6)},
+                         {"chain_us", number(e.chain_seconds * 1e6)},
+                         {"fixed_us", number(e.fixed_seconds * 1e6)},
+                         {"host_us", number(e.host_seconds * 1e6)},
+                         {"feasible", e.feasible},
+                         {"note", e.note}});
+  return {{"model",
+           {{"name", r.hw.name},
+            {"calibrated", r.hw.calibrated},
+            {"bandwidth_gbs", number(r.hw.bandwidth_gbs)},
+            {"launch_us", number(r.hw.launch_us)},
+            {"l2_gain", number(r.hw.l2_gain)}}},
+          {"x_reuse_alpha", number(r.stats.alpha)},
+          {"diagonals", r.stats.diagonals},
+          {"estimates", estimates},
+          {"pick", r.pick},
+          {"hyb_k", {{"one_third_rule", r.k_third}, {"model", r.k_model}, {"paper_eq50", r.k_paper}}},
+          {"paper_us",
+           {{"coo", number(r.paper_coo * 1e6)},
+            {"csr", number(r.paper_csr * 1e6)},
+            {"ell", number(r.paper_ell * 1e6)},
+            {"hyb", number(r.paper_hyb * 1e6)}}}};
+}
+
+int cmd_info(const InfoArgs& a) {
+  // Read before the matrix is loaded: a bad calibration file fails at once.
+  if (a.has_calibration) kspmv::set_default_model(kspmv::read_calibration(a.calibration));
+  auto A = load_matrix<double>(a.matrix);
+  const auto stats = kspmv::row_length_stats(A, a.fractiles);
   // pellr eqs. (1), (2): iterations of 32-thread warps over the rows in the
   // caller's order (ELLR) and sorted by length (PELLR, JAD).
   const auto len = kspmv::row_lengths(A);
   const auto e = kspmv::warp_iterations(len), p = kspmv::warp_iterations(kspmv::sorted_descending(len));
-  std::printf("warp iterations   N_iter ELLR %lld, sorted %lld (%.2fx fewer); N_p %lld; pellr %s\n",
-              (long long)e.n_iter, (long long)p.n_iter, p.n_iter ? double(e.n_iter) / double(p.n_iter) : 1.0,
-              (long long)e.n_p,
-              kspmv::pellr_should_sort(e, p) ? "sorts (>= 5% fewer)" : "keeps the caller's order (< 5% fewer)");
-  if (a.has("calibration")) kspmv::set_default_model(kspmv::read_calibration(a.get("calibration", "")));
-  if (a.has("predict")) {
-    // pmf-model Algorithm 1 over every format, double precision.
-    const auto& hw = kspmv::default_model();
-    const auto stats = kspmv::pattern_stats(A, 8, hw);
-    std::printf("\nmodel             %s (%s); copy bandwidth %.0f GB/s, launch %.1f us, L2 gain %.2f\n",
-                hw.name.c_str(), hw.calibrated ? "calibrated" : "uncalibrated defaults: kspmv calibrate",
-                hw.bandwidth_gbs, hw.launch_us, hw.l2_gain);
-    std::printf("x reuse alpha     %.3f (evc-hyb 3.2, 32-row warps)   diagonals %lld\n", stats.alpha,
-                (long long)stats.diagonals);
-    // estimate = max(fixed + max(traffic / bandwidth, chain), host); the
-    // terms are printed so that a miss can be traced to its term.
-    std::printf("%-14s %12s %12s %10s %11s %9s %9s %9s  %s\n", "format", "estimate us", "storage MB", "padding",
-                "traffic MB", "chain us", "fixed us", "host us", "note");
-    const auto est = kspmv::estimate_all(stats, 8, hw);
-    for (const auto& e : est)
-      std::printf("%-14s %12.2f %12.2f %9.1f%% %11.2f %9.2f %9.2f %9.2f  %s%s\n", kspmv::format_name(e.format),
-                  e.seconds * 1e6, e.storage_bytes * 1e-6, 100 * e.padding, e.bytes * 1e-6,
-                  e.chain_seconds * 1e6, e.fixed_seconds * 1e6, e.host_seconds * 1e6,
-                  e.feasible ? "" : "refused (fill or shape) ", e.note.c_str());
-    std::printf("pick              %s\n", kspmv::format_name(kspmv::pick(stats, 8, hw)));
-    std::printf("hyb K             1/3 rule %lld, model %lld, paper eq. 50 %lld\n",
-                (long long)kspmv::hyb_k_one_third_rule(len),
-                (long long)kspmv::model_hyb_k(stats, 8, hw), (long long)kspmv::paper_hyb_k(stats.rows, 8, hw));
-    std::printf("paper eqs. (us)   COO %.2f  CSR %.2f  ELL %.2f  HYB %.2f\n",
-                kspmv::paper_coo(stats.rows, 8, hw) * 1e6, kspmv::paper_csr(stats.rows, 8, hw) * 1e6,
-                kspmv::paper_ell(stats.rows, 8, hw) * 1e6,
-                kspmv::paper_hyb(stats.rows, kspmv::paper_hyb_k(stats.rows, 8, hw), 8, hw) * 1e6);
+  const double fewer = p.n_iter ? double(e.n_iter) / double(p.n_iter) : 1.0;
+  const bool sorts = kspmv::pellr_should_sort(e, p);
+  json j;
+  if (a.json) {
+    j["matrix"] = a.matrix;
+    j.update(stats_json(stats));
+    j["warp_iterations"] = {{"ellr", e.n_iter}, {"sorted", p.n_iter}, {"fewer", number(fewer)},
+                            {"n_p", e.n_p},     {"pellr_sorts", sorts}};
+  } else {
+    std::printf("matrix            %s\n", a.matrix.c_str());
+    print_stats(stats);
+    std::printf("warp iterations   N_iter ELLR %lld, sorted %lld (%.2fx fewer); N_p %lld; pellr %s\n",
+                (long long)e.n_iter, (long long)p.n_iter, fewer, (long long)e.n_p,
+                sorts ? "sorts (>= 5% fewer)" : "keeps the caller's order (< 5% fewer)");
   }
-  if (a.has("format")) {
-    const auto m = kspmv::Matrix<double>::convert(A, kspmv::parse_format(a.get("format", "")));
-    std::printf("\nformat            %s (conversion %.3f s, %.2f MB)\n", m.name(), m.conversion_seconds(),
-                double(m.storage_bytes()) * 1e-6);
-    for (const auto& [k, v] : m.properties()) std::printf("  %-28s %s\n", k.c_str(), v.c_str());
+  if (a.predict) {
+    const Prediction r = predict(A, len);
+    if (a.json)
+      j["predict"] = prediction_json(r);
+    else
+      print_prediction(r);
   }
+  if (a.has_format) {
+    const auto m = kspmv::Matrix<double>::convert(A, kspmv::parse_format(a.format));
+    if (a.json) {
+      j["format_report"] = {{"format", m.name()},
+                            {"conversion_s", number(m.conversion_seconds())},
+                            {"storage_mb", number(double(m.storage_bytes()) * 1e-6)},
+                            {"properties", properties_json(m.properties())}};
+    } else {
+      std::printf("\nformat            %s (conversion %.3f s, %.2f MB)\n", m.name(), m.conversion_seconds(),
+                  double(m.storage_bytes()) * 1e-6);
+      for (const auto& [k, v] : m.properties()) std::printf("  %-28s %s\n", k.c_str(), v.c_str());
+    }
+  }
+  if (a.json) print_json(j);
   return 0;
 }
 
-int cmd_calibrate(const Args& a) {
+// ---- calibrate, convert, formats ----
+
+int cmd_calibrate(const CalibrateArgs& a) {
   kspmv::CalibrationOptions co;
-  co.budget_seconds = parse_double(a.get("budget", "120"), "--budget");
-  co.scale = parse_double(a.get("scale", "1"), "--scale");
+  co.budget_seconds = a.budget;
+  co.scale = a.scale;
   co.log = [](const std::string& s) { std::printf("  %s\n", s.c_str()); };
   std::printf("calibrating the performance model (budget %.0f s)\n", co.budget_seconds);
   const auto hw = kspmv::calibrate_model<double>(co);
-  const std::string out = a.get("out", "kspmv.cal");
-  kspmv::write_calibration(out, hw);
-  std::printf("wrote %s (use with KSPMV_CALIBRATION=%s or --calibration)\n", out.c_str(), out.c_str());
+  kspmv::write_calibration(a.out, hw);
+  std::printf("wrote %s (use with KSPMV_CALIBRATION=%s or --calibration)\n", a.out.c_str(), a.out.c_str());
   return 0;
 }
 
-int cmd_convert(const Args& a) {
-  if (a.positional.size() != 2) throw UsageError("convert takes MATRIX and OUTPUT");
-  auto A = load_matrix<double>(a.positional[0]);
-  kspmv::write_matrix_market(a.positional[1], A, "written by kspmv convert from " + a.positional[0]);
-  std::printf("wrote %s: %d x %d, %lld entries\n", a.positional[1].c_str(), A.nrows, A.ncols, (long long)A.nnz());
+int cmd_convert(const ConvertArgs& a) {
+  auto A = load_matrix<double>(a.matrix);
+  kspmv::write_matrix_market(a.output, A, "written by kspmv convert from " + a.matrix);
+  std::printf("wrote %s: %d x %d, %lld entries\n", a.output.c_str(), A.nrows, A.ncols, (long long)A.nnz());
   return 0;
 }
+
+int cmd_formats(const FormatsArgs& a) {
+  if (a.json) {
+    json list = json::array();
+    for (const auto& f : kspmv::known_formats())
+      list.push_back({{"name", f.name}, {"summary", f.summary}, {"square_only", f.square_only}});
+    print_json({{"formats", list}});
+    return 0;
+  }
+  for (const auto& f : kspmv::known_formats()) std::printf("%-14s %s\n", f.name, f.summary);
+  return 0;
+}
+
+// ---- spmv ----
 
 template <class Scalar>
-int run_spmv(const Args& a) {
+int run_spmv(const SpmvArgs& a) {
   using Space = Kokkos::DefaultExecutionSpace;
   using M = kspmv::Matrix<Scalar, Space>;
-  if (a.positional.size() != 1) throw UsageError("spmv takes one MATRIX");
-  if (!a.has("format")) throw UsageError("spmv needs --format (one of: " + kspmv::known_format_names() + ")");
-  const kspmv::Format format = kspmv::parse_format(a.get("format", ""));
-  const int reps = static_cast<int>(parse_int(a.get("reps", "100"), "--reps", 1));
-  const Scalar alpha = static_cast<Scalar>(parse_double(a.get("alpha", "1"), "--alpha"));
-  const Scalar beta = static_cast<Scalar>(parse_double(a.get("beta", "0"), "--beta"));
-  const auto seed = static_cast<std::uint64_t>(parse_int(a.get("seed", "42"), "--seed", 0));
+  const kspmv::Format format = kspmv::parse_format(a.format);
+  const int reps = a.reps;
+  const Scalar alpha = static_cast<Scalar>(a.alpha);
+  const Scalar beta = static_cast<Scalar>(a.beta);
 
-  auto A = load_matrix<Scalar>(a.positional[0]);
+  auto A = load_matrix<Scalar>(a.matrix);
   std::vector<Scalar> x(static_cast<std::size_t>(A.ncols)), y0(static_cast<std::size_t>(A.nrows));
-  kspmv::Rng rng(seed);
-  if (a.has("x")) {
-    const auto xv = kspmv::read_matrix_market_vector(a.get("x", ""));
+  kspmv::Rng rng(static_cast<std::uint64_t>(a.seed));
+  if (a.has_x) {
+    const auto xv = kspmv::read_matrix_market_vector(a.x);
     if (static_cast<std::int64_t>(xv.size()) != A.ncols)
-      throw kspmv::InvalidArgumentError(a.get("x", "") + ": x has " + std::to_string(xv.size()) +
-                                        " entries, the matrix has " + std::to_string(A.ncols) + " columns");
+      throw kspmv::InvalidArgumentError(a.x + ": x has " + std::to_string(xv.size()) + " entries, the matrix has " +
+                                        std::to_string(A.ncols) + " columns");
     std::transform(xv.begin(), xv.end(), x.begin(), [](double v) { return static_cast<Scalar>(v); });
   } else {
     for (auto& v : x) v = static_cast<Scalar>(2 * rng.uniform() - 1);
@@ -245,7 +355,7 @@ int run_spmv(const Args& a) {
 
   kspmv::ConvertOptions opt;
   opt.progress = kspmv::terminal_progress();
-  if (a.has("vector-length")) opt.vector_length = static_cast<int>(parse_int(a.get("vector-length", ""), "--vector-length", 1));
+  if (a.has_vector_length) opt.vector_length = a.vector_length;
   M m = M::convert(A, format, opt);
 
   typename M::vector_type dx("x", x.size()), dy("y", y0.size());
@@ -263,7 +373,7 @@ int run_spmv(const Args& a) {
   std::vector<Scalar> y(y0.size());
   for (std::size_t i = 0; i < y.size(); ++i) y[i] = hy(i);
   const auto check = kspmv::check_spmv(A, alpha, x, beta, y0, y);
-  if (a.has("write-y")) kspmv::write_matrix_market_vector(a.get("write-y", ""), y);
+  if (a.has_write_y) kspmv::write_matrix_market_vector(a.write_y, y);
 
   // Timed runs (fenced one by one; perf_tests time with device events).
   std::vector<double> t(static_cast<std::size_t>(reps));
@@ -279,60 +389,216 @@ int run_spmv(const Args& a) {
   const double med = t[t.size() / 2];
   const double gflops = med > 0 ? 2.0 * double(A.nnz()) / med * 1e-9 : 0.0;
   const double gbs = med > 0 ? kspmv::csr32_min_bytes(A) / med * 1e-9 : 0.0;
+  const char* precision = sizeof(Scalar) == 4 ? "float" : "double";
+  const double conversion_spmvs = med > 0 ? m.conversion_seconds() / med : 0.0;
 
-  std::printf("matrix            %s\n", a.positional[0].c_str());
+  if (a.json) {
+    // Printed whatever the check says; the exit code still tells a wrong
+    // result (3) from a right one.
+    print_json({{"matrix", a.matrix},
+                {"rows", A.nrows},
+                {"columns", A.ncols},
+                {"nonzeros", A.nnz()},
+                {"format", m.name()},
+                {"properties", properties_json(m.properties())},
+                {"precision", precision},
+                {"execution_space", Space::name()},
+                {"storage_mb", number(double(m.storage_bytes()) * 1e-6)},
+                {"conversion_ms", number(m.conversion_seconds() * 1e3)},
+                {"conversion_spmvs", number(conversion_spmvs)},
+                {"check",
+                 {{"ok", check.ok},
+                  {"message", check.message},
+                  {"bad_rows", check.bad_rows},
+                  {"first_bad", check.first_bad},
+                  {"worst_ratio", number(check.worst_ratio)}}},
+                {"time", {{"median_us", number(med * 1e6)}, {"min_us", number(t.front() * 1e6)}, {"reps", reps}}},
+                {"rate", {{"gflops", number(gflops)}, {"gbs_effective", number(gbs)}}}});
+    return check.ok ? 0 : kExitWrongResult;
+  }
+  std::printf("matrix            %s\n", a.matrix.c_str());
   std::printf("size              %d x %d, %lld nonzeros\n", A.nrows, A.ncols, (long long)A.nnz());
   std::printf("format            %s\n", m.name());
   for (const auto& p : m.properties()) std::printf("  %-22s %s\n", p.first.c_str(), p.second.c_str());
-  std::printf("precision         %s\n", sizeof(Scalar) == 4 ? "float" : "double");
+  std::printf("precision         %s\n", precision);
   std::printf("execution space   %s\n", Space::name());
   std::printf("storage           %.3f MB\n", double(m.storage_bytes()) * 1e-6);
-  std::printf("conversion        %.3f ms (%.1f x one SpMV)\n", m.conversion_seconds() * 1e3,
-              med > 0 ? m.conversion_seconds() / med : 0.0);
+  std::printf("conversion        %.3f ms (%.1f x one SpMV)\n", m.conversion_seconds() * 1e3, conversion_spmvs);
   std::printf("check             %s%s\n", check.ok ? "ok" : "WRONG: ", check.ok ? "" : check.message.c_str());
   std::printf("time              median %.3f us, min %.3f us over %d runs\n", med * 1e6, t.front() * 1e6, reps);
   std::printf("rate              %.3f GFLOP/s, %.3f GB/s effective (CSR 32-bit minimum bytes)\n", gflops, gbs);
   return check.ok ? 0 : kExitWrongResult;
 }
 
-int cmd_spmv(const Args& a) {
-  const std::string p = a.get("precision", "double");
-  if (p == "double") return run_spmv<double>(a);
-  if (p == "float") return run_spmv<float>(a);
-  throw UsageError("--precision must be double or float");
+int cmd_spmv(const SpmvArgs& a) {
+  if (a.precision == "float") return run_spmv<float>(a);
+  return run_spmv<double>(a);
 }
 
-int cmd_formats() {
-  for (const auto& f : kspmv::known_formats()) std::printf("%-14s %s\n", f.name, f.summary);
-  return 0;
+// ---- the command line ----
+
+std::string matrix_help() {
+  return "MATRIX is a Matrix Market file (.mtx or .mtx.gz) or a generator spec:\n" + kspmv::generator_help();
 }
 
-int run(int argc, char** argv) {
-  const Args a = parse_args(argc, argv, {"format", "reps", "precision", "alpha", "beta", "x", "write-y", "seed",
-                                         "fractiles", "vector-length", "calibration", "out", "budget", "scale"});
-  if (a.command == "info") return cmd_info(a);
-  if (a.command == "spmv") return cmd_spmv(a);
-  if (a.command == "convert") return cmd_convert(a);
-  if (a.command == "formats") return cmd_formats();
-  if (a.command == "calibrate") return cmd_calibrate(a);
-  if (a.command.empty() || a.command == "help") throw HelpRequested{};
-  throw UsageError("unknown command '" + a.command + "'");
+// After a parse error, the options that were not expected and the other
+// commands that have them: "--reps is an option of `kspmv spmv`".
+std::string misplaced_options_hint(const CLI::App& app) {
+  const auto selected = app.get_subcommands();
+  std::string hint;
+  for (const std::string& arg : app.remaining(true)) {
+    if (arg.rfind("--", 0) != 0) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    std::string owners;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (std::find(selected.begin(), selected.end(), sub) != selected.end()) continue;
+      if (sub->get_option_no_throw(name) != nullptr)
+        owners += (owners.empty() ? "`kspmv " : "`, `kspmv ") + sub->get_name();
+    }
+    if (!owners.empty()) hint += "  " + name + " is an option of " + owners + "`\n";
+  }
+  return hint;
+}
+
+// `kspmv convert A B --reps 5`: the arguments CLI11 did not expect, in
+// command-line order (CLI11 2.1's own message lists them reversed).
+std::string unexpected_message(const CLI::App& app) {
+  std::string list;
+  for (const std::string& arg : app.remaining(true)) list += (list.empty() ? "" : " ") + arg;
+  const auto sub = app.get_subcommands();
+  return std::string(app.remaining(true).size() > 1 ? "unexpected arguments" : "unexpected argument") +
+         (sub.empty() ? "" : " for `kspmv " + sub[0]->get_name() + "`") + ": " + list;
+}
+
+// Parses the command line, then starts Kokkos and runs the command. The
+// command line is read first so that --help and a bad command line need no
+// Kokkos (whose initialize() would print its own help for --help).
+int run(int& argc, char** argv) {
+  // Kokkos' own flags (--kokkos-threads=...) are for Kokkos::initialize().
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--kokkos", 0) != 0) args.emplace_back(argv[i]);
+  // `kspmv help [COMMAND]` is `kspmv [COMMAND] --help`.
+  if (!args.empty() && args[0] == "help") {
+    args.erase(args.begin());
+    args.emplace_back("--help");
+  }
+
+  CLI::App app("kspmv: sparse matrix-vector products on Kokkos, in every format this build knows", "kspmv");
+  app.require_subcommand(0, 1);
+  // A repeated option takes its last value, as a later --reps overrides an
+  // earlier one in a script that appends options (inherited by the commands).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.footer(matrix_help() + "formats: " + kspmv::known_format_names() +
+             "\nexit codes: 0 ok, 1 error, 2 bad command line, 3 spmv computed a wrong result");
+  app.get_formatter()->column_width(34);
+
+  InfoArgs info;
+  auto* info_cmd = app.add_subcommand("info", "size, nnz, row-length statistics and histogram of a matrix");
+  info_cmd->add_option("MATRIX", info.matrix, "Matrix Market file or generator spec")->required();
+  info_cmd->add_option("--fractiles", info.fractiles, "W of the W-fractiles of the row lengths")
+      ->transform(kspmv_cli::positive_integer())
+      ->capture_default_str();
+  info_cmd->add_flag("--predict", info.predict,
+                     "add the performance model: every format's estimate, the pick, HYB's K");
+  auto* info_cal = info_cmd->add_option("--calibration", info.calibration, "the model's calibration (kspmv calibrate)");
+  auto* info_format = info_cmd->add_option("--format", info.format, "add FORMAT's own report after converting");
+  info_cmd->add_flag("--json", info.json, "print one JSON object instead of text");
+  info_cmd->footer(matrix_help());
+
+  CalibrateArgs cal;
+  auto* cal_cmd = app.add_subcommand("calibrate", "time a few SpMVs on the device and fit the performance model");
+  cal_cmd->add_option("--out", cal.out, "the calibration file to write")->capture_default_str();
+  cal_cmd->add_option("--budget", cal.budget, "seconds to spend at most")
+      ->check(kspmv_cli::non_negative_number())
+      ->capture_default_str();
+  cal_cmd->add_option("--scale", cal.scale, "size of the calibration matrices, relative")
+      ->check(kspmv_cli::positive_number())
+      ->capture_default_str();
+
+  SpmvArgs spmv;
+  auto* spmv_cmd = app.add_subcommand("spmv", "convert, check y = alpha A x + beta y against the reference, time");
+  spmv_cmd->add_option("MATRIX", spmv.matrix, "Matrix Market file or generator spec")->required();
+  auto* spmv_format = spmv_cmd->add_option("--format", spmv.format, "the format (required; see kspmv formats)");
+  spmv_cmd->add_option("--reps", spmv.reps, "timed SpMVs")
+      ->transform(kspmv_cli::positive_integer())
+      ->capture_default_str();
+  spmv_cmd->add_option("--precision", spmv.precision, "double or float")
+      ->check(CLI::IsMember({"double", "float"}))
+      ->capture_default_str();
+  spmv_cmd->add_option("--alpha", spmv.alpha, "alpha")->check(kspmv_cli::finite_number())->capture_default_str();
+  spmv_cmd->add_option("--beta", spmv.beta, "beta (0: y is not read)")
+      ->check(kspmv_cli::finite_number())
+      ->capture_default_str();
+  auto* spmv_x = spmv_cmd->add_option("--x", spmv.x, "x from a Matrix Market array file (default: random)");
+  auto* spmv_y = spmv_cmd->add_option("--write-y", spmv.write_y, "write the checked y as a Matrix Market array");
+  spmv_cmd->add_option("--seed", spmv.seed, "seed of the random x and y")
+      ->transform(kspmv_cli::non_negative_integer())
+      ->capture_default_str();
+  auto* spmv_vl = spmv_cmd->add_option("--vector-length", spmv.vector_length, "lanes per row (csr, csr-vector)")
+                      ->transform(kspmv_cli::positive_integer());
+  spmv_cmd->add_flag("--json", spmv.json, "print one JSON object instead of text");
+  spmv_cmd->footer(matrix_help() + "formats: " + kspmv::known_format_names() +
+                   "\nexits with 3 when the result is wrong");
+
+  ConvertArgs conv;
+  auto* conv_cmd = app.add_subcommand("convert", "write a matrix as Matrix Market (gzip when OUTPUT ends in .gz)");
+  conv_cmd->add_option("MATRIX", conv.matrix, "Matrix Market file or generator spec")->required();
+  conv_cmd->add_option("OUTPUT", conv.output, "OUTPUT.mtx or OUTPUT.mtx.gz")->required();
+  conv_cmd->footer(matrix_help());
+
+  FormatsArgs fmts;
+  auto* fmts_cmd = app.add_subcommand("formats", "list the formats this build knows");
+  fmts_cmd->add_flag("--json", fmts.json, "print one JSON object instead of text");
+
+  std::vector<const char*> cargv = {"kspmv"};
+  for (const auto& s : args) cargv.push_back(s.c_str());
+  try {
+    app.parse(static_cast<int>(cargv.size()), cargv.data());
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+    std::fprintf(stderr, "kspmv: %s\n%s", extras ? unexpected_message(app).c_str() : e.what(),
+                 misplaced_options_hint(app).c_str());
+    const auto sub = app.get_subcommands();
+    std::fprintf(stderr, "run `kspmv%s%s --help` for the options\n", sub.empty() ? "" : " ",
+                 sub.empty() ? "" : sub[0]->get_name().c_str());
+    return kExitUsage;
+  }
+  info.has_calibration = info_cal->count() > 0;
+  info.has_format = info_format->count() > 0;
+  spmv.has_format = spmv_format->count() > 0;
+  spmv.has_x = spmv_x->count() > 0;
+  spmv.has_write_y = spmv_y->count() > 0;
+  spmv.has_vector_length = spmv_vl->count() > 0;
+  if (spmv_cmd->parsed() && !spmv.has_format) {
+    // Not marked required in CLI11 so that the message can list the formats.
+    std::fprintf(stderr, "kspmv: spmv needs --format (one of: %s)\nrun `kspmv spmv --help` for the options\n",
+                 kspmv::known_format_names().c_str());
+    return kExitUsage;
+  }
+
+  // Started before the overview too, which then follows Kokkos' own help
+  // for `kspmv --kokkos-help`.
+  Kokkos::ScopeGuard guard(argc, argv);
+  if (app.get_subcommands().empty()) {  // no command: the overview, as --help prints it
+    std::cout << app.help();
+    return 0;
+  }
+  if (info_cmd->parsed()) return cmd_info(info);
+  if (spmv_cmd->parsed()) return cmd_spmv(spmv);
+  if (conv_cmd->parsed()) return cmd_convert(conv);
+  if (fmts_cmd->parsed()) return cmd_formats(fmts);
+  return cmd_calibrate(cal);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int rc = 0;
-  Kokkos::ScopeGuard guard(argc, argv);
   try {
     rc = run(argc, argv);
-  } catch (const HelpRequested&) {
-    std::printf("%s%s", kUsage, kspmv::generator_help().c_str());
-    std::printf("formats: %s\n", kspmv::known_format_names().c_str());
-  } catch (const UsageError& e) {
-    if (*e.what()) std::fprintf(stderr, "kspmv: %s\n", e.what());
-    std::fprintf(stderr, "%s%s", kUsage, kspmv::generator_help().c_str());
-    rc = kExitUsage;
   } catch (const kspmv::Error& e) {
     std::fprintf(stderr, "kspmv: error (%s): %s\n", kspmv::error_code_name(e.code()), e.what());
     rc = kExitError;

@@ -14,7 +14,7 @@ from collections import OrderedDict
 
 
 def main():
-    rows = list(csv.DictReader(open(sys.argv[1])))
+    rows = list(csv.DictReader(open(sys.argv[1], newline="")))
     if not rows:
         raise SystemExit("empty csv")
     copy = float(rows[0]["copy_gbs"])

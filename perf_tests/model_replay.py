@@ -5,21 +5,24 @@
                   [--show=FORMAT,...] run-part1.csv [run-part2.csv ...]
 
 For every matrix of the CSVs (kspmv_perf --csv, double precision), asks
-`kspmv info SPEC --predict --calibration FILE` for the model's estimates
-and pick, and scores them against the measured times exactly as
+`kspmv info SPEC --predict --calibration FILE --json` for the model's
+estimates and pick, and scores them against the measured times exactly as
 kspmv_perf's own validation does: estimates within 20% over the plain
 kspmv runners (no options, not `auto`, not the peers), and the pick within
 10% of the fastest of them (kk-crs, the baseline, is not ours to pick).
 HYB's K comparison needs a measurement per K and is not replayed.
 
-The matrix names are resolved through perf_tests/suites/*.txt; shared:
-files from $KSPMV_SHARED_MATRICES, else ../shared/matrices. A replay lets a
-model change be judged on earlier runs without the device; a claim about
-a model still comes from a run on the device (docs/PERFORMANCE.md).
+The matrix names are resolved through perf_tests/suites/*.txt (a name in
+none of them is a spec itself, as kspmv_perf --matrices=SPEC,... names
+it); shared: files from $KSPMV_SHARED_MATRICES, else ../shared/matrices.
+A replay lets a model change be judged on earlier runs without the
+device; a claim about a model still comes from a run on the device
+(docs/PERFORMANCE.md).
 """
 import concurrent.futures
 import csv
 import glob
+import json
 import os
 import re
 import subprocess
@@ -46,20 +49,15 @@ def resolve(spec):
 
 
 def predict(kspmv, cal, spec):
-    out = subprocess.run([kspmv, "info", resolve(spec), "--predict", "--calibration", cal],
+    """The model's estimate of every format (seconds) and its pick, as
+    `kspmv info SPEC --predict --calibration FILE --json` gives them."""
+    out = subprocess.run([kspmv, "info", resolve(spec), "--predict", "--calibration", cal, "--json"],
                          check=True, capture_output=True, text=True).stdout
-    est, pick, table = {}, None, False
-    for line in out.splitlines():
-        if line.startswith("format ") and "estimate us" in line:
-            table = True
-            continue
-        if line.startswith("pick "):
-            pick = line.split()[1]
-            table = False
-        elif table and line.strip():
-            words = line.split()
-            est[words[0]] = float(words[1]) * 1e-6
-    return est, pick
+    p = json.loads(out)["predict"]
+    # null: no finite estimate; NaN then fails every comparison, a miss.
+    est = {e["format"]: float("nan") if e["estimate_us"] is None else e["estimate_us"] * 1e-6
+           for e in p["estimates"]}
+    return est, p["pick"]
 
 
 def main():
@@ -77,12 +75,12 @@ def main():
             files.append(a)
     if not cal or not files:
         raise SystemExit(__doc__)
-    rows = [r for f in files for r in csv.DictReader(open(f))
+    rows = [r for f in files for r in csv.DictReader(open(f, newline=""))
             if r["precision"] == "double" and r["status"] == "ok"]
     mats = list(dict.fromkeys(r["matrix"] for r in rows))
     specs = suite_specs()
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        preds = dict(zip(mats, pool.map(lambda m: predict(kspmv, cal, specs[m]), mats)))
+        preds = dict(zip(mats, pool.map(lambda m: predict(kspmv, cal, specs.get(m, m)), mats)))
     pairs = within = picks = picks_ok = 0
     per_format = {}
     for m in mats:

@@ -8,6 +8,10 @@
 //              [google benchmark flags, e.g.
 //              --benchmark_out=run.json --benchmark_out_format=json]
 //
+// Flags are parsed with CLI11: --flag=value and --flag value both work,
+// numbers are checked, and an unknown flag is an error; only --benchmark_*
+// flags go on to Google Benchmark (which checks them in turn).
+//
 // A format may carry option overrides, so one run can put variants side
 // by side: --formats=evc-hyb,evc-hyb:order=internal,ehyb:ehyb_shared=60000
 // (options: partitioner=, hyb_k=, max_fill=, order=, evc_split=,
@@ -22,7 +26,7 @@
 // stream after a warm-up and reports the median. Effective bandwidth counts
 // the minimum bytes of CSR with 32-bit indices (values, column indices, row
 // offsets, x once, y once), whatever the format moves. A summary table
-// comes last; --csv writes it for perf_tests/plot_results.py.
+// comes last; --csv writes it (RFC 4180) for perf_tests/plot_results.py.
 //
 // --profile-split adds evc-hyb §3.3's time profile to every evc-hyb runner:
 // the kernel timed again with x constant (T_A + T_Y), A constant (T_X +
@@ -32,6 +36,7 @@
 #include <benchmark/benchmark.h>
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
@@ -43,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "kspmv/core/device_timer.hpp"
 #include "kspmv/kspmv.hpp"
 #if KSPMV_ENABLE_CUSPARSE
@@ -652,44 +658,115 @@ void print_profile_split() {
   }
 }
 
+// One CSV field as RFC 4180 wants it: a field holding a comma, a double
+// quote or a line break is enclosed in double quotes and its quotes are
+// doubled; any other field is written as it is. Matrix and runner names
+// come from suite files and the command line, so they may hold any of
+// these.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
 void write_csv(const std::string& path) {
   std::ofstream out(path);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
          "copy_gbs,model_us\n";
   for (const auto& r : g_results)
-    out << r.matrix << "," << r.group << "," << r.precision << "," << r.runner << "," << (r.peer ? 1 : 0) << ","
-        << r.status << "," << r.rows << "," << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs
-        << "," << r.frac << "," << r.storage_mb << "," << r.convert_s * 1e3 << "," << g_copy_gbs << ","
-        << r.model_s * 1e6 << "\n";
+    out << csv_field(r.matrix) << "," << csv_field(r.group) << "," << csv_field(r.precision) << ","
+        << csv_field(r.runner) << "," << (r.peer ? 1 : 0) << "," << csv_field(r.status) << "," << r.rows << ","
+        << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs << "," << r.frac << "," << r.storage_mb
+        << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "," << r.model_s * 1e6 << "\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::ScopeGuard guard(argc, argv);
   std::string suite, matrices, formats, calibration_file;
   double calibrate_budget = -1;
-  std::vector<char*> rest = {argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* key) -> const char* {
-      const std::string k = std::string("--") + key + "=";
-      return a.rfind(k, 0) == 0 ? argv[i] + k.size() : nullptr;
-    };
-    if (const char* v = value("suite")) suite = v;
-    else if (const char* v = value("matrices")) matrices = v;
-    else if (const char* v = value("formats")) formats = v;
-    else if (const char* v = value("precision")) {
-      const std::string p = v;
-      g_precisions = p == "both" ? std::vector<std::string>{"double", "float"} : std::vector<std::string>{p};
-    } else if (const char* v = value("samples")) g_samples = std::max(3, std::atoi(v));
-    else if (const char* v = value("csv")) g_csv = v;
-    else if (const char* v = value("calibrate")) calibrate_budget = std::atof(v);
-    else if (const char* v = value("calibration")) calibration_file = v;
-    else if (a == "--profile-split") g_profile_split = true;
-    else if (const char* v = value("matrix-dir")) g_matrix_dir = v;
-    else rest.push_back(argv[i]);
+  // The command line is read before Kokkos starts: --help and a bad flag
+  // need no device, and Kokkos 3's initialize() prints its own help for
+  // --help. Kokkos' flags (--kokkos-...) are left to Kokkos.
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--kokkos", 0) != 0) args.emplace_back(argv[i]);
+  std::vector<std::string> benchmark_flags;
+  {
+    CLI::App app("kspmv_perf: every kspmv format beside Kokkos Kernels and cuSPARSE, against the memory roofline",
+                 "kspmv_perf");
+    app.footer("Any other --benchmark_* flag goes to Google Benchmark, e.g. --benchmark_out=run.json "
+               "--benchmark_out_format=json --benchmark_filter=REGEX.");
+    app.get_formatter()->column_width(36);
+    // A repeated flag takes its last value, as the hand-written parser did.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    // Extras are allowed only to collect the --benchmark_* flags; anything
+    // else among them is refused below.
+    app.allow_extras();
+    app.add_option("--suite", suite, "suite file: a line per matrix, `name spec-or-shared:FILE [options]`");
+    app.add_option("--matrices", matrices, "matrices as SPEC,SPEC,... (generator specs or files)");
+    app.add_option("--formats", formats,
+                   "runners as F[:opt=v...],... (default: every format and peer); options: partitioner=, hyb_k=, "
+                   "max_fill=, order=, evc_split=, ehyb_shared=, kernel=, ...");
+    std::string precision = "double";
+    app.add_option("--precision", precision, "double, float or both")
+        ->check(CLI::IsMember({"double", "float", "both"}))
+        ->capture_default_str();
+    app.add_option("--samples", g_samples, "batches per median (at least 3 are taken)")
+        ->transform(kspmv_cli::positive_integer())
+        ->capture_default_str();
+    app.add_option("--csv", g_csv, "write the summary as CSV (RFC 4180) for perf_tests/*.py");
+    app.add_option("--matrix-dir", g_matrix_dir, "where shared:FILE entries are (KSPMV_SHARED_MATRICES wins)")
+        ->capture_default_str();
+    auto* calibrate = app.add_option("--calibrate", calibrate_budget,
+                                     "calibrate the model first in at most SECONDS (written to CSV.cal, else "
+                                     "kspmv_perf.cal)")
+                          ->check(kspmv_cli::non_negative_number());
+    auto* calibration = app.add_option("--calibration", calibration_file, "read the model's calibration from FILE");
+    calibrate->excludes(calibration);
+    app.add_flag("--profile-split", g_profile_split, "time evc-hyb runners again for T_A, T_X, T_Y (§3.3)");
+    std::vector<const char*> cargv = {argv[0]};
+    for (const auto& a : args) cargv.push_back(a.c_str());
+    try {
+      app.parse(static_cast<int>(cargv.size()), cargv.data());
+    } catch (const CLI::Success& e) {  // --help
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      std::fprintf(stderr, "kspmv_perf: %s\nsee kspmv_perf --help\n", e.what());
+      return 2;
+    }
+    for (const auto& a : app.remaining()) {
+      if (a.rfind("--benchmark_", 0) == 0) {
+        benchmark_flags.push_back(a);
+        continue;
+      }
+      // A misspelt flag (--formt=ell) must not run a whole suite with the
+      // flag ignored, as it did when everything unknown went to Google
+      // Benchmark (which ignores what it does not know).
+      if (a.rfind("-", 0) == 0)
+        std::fprintf(stderr, "kspmv_perf: unknown flag '%s'\n", a.substr(0, a.find('=')).c_str());
+      else
+        std::fprintf(stderr, "kspmv_perf: unexpected argument '%s'\n", a.c_str());
+      std::fprintf(stderr, "only --benchmark_* flags go on to Google Benchmark; see kspmv_perf --help\n");
+      return 2;
+    }
+    g_samples = std::max(3, g_samples);
+    g_precisions = precision == "both" ? std::vector<std::string>{"double", "float"}
+                                       : std::vector<std::string>{precision};
   }
+  // Google Benchmark takes its flags now, so that a misspelt --benchmark_
+  // flag fails before the copy bandwidth and the model are measured.
+  std::vector<char*> rest = {argv[0]};
+  for (auto& f : benchmark_flags) rest.push_back(f.data());
+  int bargc = static_cast<int>(rest.size());
+  benchmark::Initialize(&bargc, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(bargc, rest.data())) return 2;
+
+  Kokkos::ScopeGuard guard(argc, argv);
   if (const char* env = std::getenv("KSPMV_SHARED_MATRICES")) g_matrix_dir = env;
   try {
     if (!suite.empty()) read_suite(suite);
@@ -708,8 +785,6 @@ int main(int argc, char** argv) {
     } else {
       g_runners = split(formats, ',');
     }
-    for (const auto& p : g_precisions)
-      if (p != "double" && p != "float") throw kspmv::InvalidArgumentError("--precision must be double, float or both");
 #if defined(KOKKOS_ENABLE_CUDA)
     {
       cudaDeviceProp prop;
@@ -762,8 +837,6 @@ int main(int argc, char** argv) {
           }
           b->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
         }
-    int bargc = static_cast<int>(rest.size());
-    benchmark::Initialize(&bargc, rest.data());
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     g_loaded.reset();

@@ -23,7 +23,7 @@ def esc(s):
 
 def load(path):
     rows = []
-    with open(path) as f:
+    with open(path, newline="") as f:  # csv reads quoted line breaks itself
         for r in csv.DictReader(f):
             if r["status"] != "ok":
                 continue

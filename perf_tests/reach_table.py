@@ -20,7 +20,7 @@ def main():
             files.append(a)
     if not runners or not files:
         raise SystemExit(__doc__)
-    rows = [r for f in files for r in csv.DictReader(open(f))]
+    rows = [r for f in files for r in csv.DictReader(open(f, newline=""))]
     mats = list(dict.fromkeys(r["matrix"] for r in rows))
     print("| matrix | nnz | " + " | ".join(runners) + " |")
     print("|---|---:|" + "---:|" * len(runners))

@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config zlib1g-dev libgtest-dev libbenchmark-dev libmetis-dev
-          libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev)
+          libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libcli11-dev
+          nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
