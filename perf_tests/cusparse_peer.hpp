@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
 
@@ -30,6 +31,30 @@ inline const char* cusparse_name(CusparseKind k) {
   return "cusparse";
 }
 
+// The CSR's 64-bit offsets as cuSPARSE's 32-bit ones, on the device.
+template <class RowPtr>
+Kokkos::View<int*, Kokkos::CudaSpace> narrow_offsets(const RowPtr& rp) {
+  Kokkos::View<int*, Kokkos::CudaSpace> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("cusparse::row_ptr")),
+                                            rp.extent(0));
+  Kokkos::parallel_for(
+      "cusparse::narrow_offsets", Kokkos::RangePolicy<Kokkos::Cuda>(0, rp.extent(0)),
+      KOKKOS_LAMBDA(const int i) { out(i) = static_cast<int>(rp(i)); });
+  return out;
+}
+
+// COO's row index of every entry, from the CSR's offsets, on the device.
+template <class RowPtr>
+Kokkos::View<int*, Kokkos::CudaSpace> expand_rows(const RowPtr& rp, std::int64_t nnz) {
+  Kokkos::View<int*, Kokkos::CudaSpace> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("cusparse::rows")),
+                                            nnz);
+  const int nrows = static_cast<int>(rp.extent(0)) - 1;
+  Kokkos::parallel_for(
+      "cusparse::expand_rows", Kokkos::RangePolicy<Kokkos::Cuda>(0, nrows), KOKKOS_LAMBDA(const int i) {
+        for (auto k = rp(i); k < rp(i + 1); ++k) out(k) = i;
+      });
+  return out;
+}
+
 template <class Scalar>
 class CusparsePeer {
   using Mem = Kokkos::CudaSpace;
@@ -37,54 +62,41 @@ class CusparsePeer {
   using V = Kokkos::View<T*, Mem>;
 
  public:
-  CusparsePeer(const kspmv::HostCsr<Scalar>& a, CusparseKind kind, cudaStream_t stream) : kind_(kind) {
+  // CSR and COO are set up from the device CSR `d` (the same matrix as `a`,
+  // as a solver that assembles on the device holds it): its arrays copied
+  // on the device, COO's row indices expanded there. Sliced ELL has no
+  // cuSPARSE conversion: it is built from `a` on the host and uploaded, as
+  // a user would have to.
+  CusparsePeer(const kspmv::HostCsr<Scalar>& a, const kspmv::DeviceCsr<Scalar, Kokkos::Cuda>& d, CusparseKind kind,
+               cudaStream_t stream)
+      : kind_(kind) {
     const cudaDataType vt = sizeof(Scalar) == 4 ? CUDA_R_32F : CUDA_R_64F;
     cusparse_check(cusparseCreate(&handle_), "cusparseCreate");
     cusparse_check(cusparseSetStream(handle_, stream), "cusparseSetStream");
     const int64_t nnz = a.nnz();
     storage_ = 0;
     if (kind == CusparseKind::CsrAlg1 || kind == CusparseKind::CsrAlg2) {
-      a_i_ = up<int>(std::vector<int>(a.row_ptr.begin(), a.row_ptr.end()));
-      a_j_ = up<int>(a.col_idx);
-      a_v_ = up<Scalar>(a.values);
+      a_i_ = narrow_offsets(d.row_ptr);
+      a_j_ = copy_of<int>(d.col_idx);
+      a_v_ = copy_of<Scalar>(d.values);
       cusparse_check(cusparseCreateCsr(&mat_, a.nrows, a.ncols, nnz, a_i_.data(), a_j_.data(), a_v_.data(),
                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt),
                      "cusparseCreateCsr");
       alg_ = kind == CusparseKind::CsrAlg1 ? CUSPARSE_SPMV_CSR_ALG1 : CUSPARSE_SPMV_CSR_ALG2;
     } else if (kind == CusparseKind::Coo) {
-      std::vector<int> rows(static_cast<std::size_t>(nnz));
-      for (int i = 0; i < a.nrows; ++i)
-        for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) rows[k] = i;
-      a_i_ = up<int>(rows);
-      a_j_ = up<int>(a.col_idx);
-      a_v_ = up<Scalar>(a.values);
+      a_i_ = expand_rows(d.row_ptr, nnz);
+      a_j_ = copy_of<int>(d.col_idx);
+      a_v_ = copy_of<Scalar>(d.values);
       cusparse_check(cusparseCreateCoo(&mat_, a.nrows, a.ncols, nnz, a_i_.data(), a_j_.data(), a_v_.data(),
                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt),
                      "cusparseCreateCoo");
       alg_ = CUSPARSE_SPMV_COO_ALG1;
     } else {
-      // Sliced ELL, 32-row slices, column-major inside a slice, -1 padding.
-      const int S = 32;
-      const int nslices = (a.nrows + S - 1) / S;
-      std::vector<int> offsets(static_cast<std::size_t>(nslices) + 1, 0);
-      for (int s = 0; s < nslices; ++s) {
-        std::int64_t w = 0;
-        for (int i = s * S; i < std::min(a.nrows, (s + 1) * S); ++i) w = std::max(w, a.row_length(i));
-        offsets[s + 1] = offsets[s] + static_cast<int>(w) * S;
-      }
-      std::vector<int> col(static_cast<std::size_t>(offsets.back()), -1);
-      std::vector<Scalar> val(static_cast<std::size_t>(offsets.back()), Scalar(0));
-      for (int s = 0; s < nslices; ++s)
-        for (int i = s * S; i < std::min(a.nrows, (s + 1) * S); ++i)
-          for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            const std::size_t pos = static_cast<std::size_t>(offsets[s] + (k - a.row_ptr[i]) * S + (i - s * S));
-            col[pos] = a.col_idx[k];
-            val[pos] = a.values[k];
-          }
-      a_i_ = up<int>(offsets);
-      a_j_ = up<int>(col);
-      a_v_ = up<Scalar>(val);
-      cusparse_check(cusparseCreateSlicedEll(&mat_, a.nrows, a.ncols, nnz, offsets.back(), S, a_i_.data(),
+      const auto sell = sliced_ell(a);
+      a_i_ = up<int>(sell.offsets);
+      a_j_ = up<int>(sell.col);
+      a_v_ = up<Scalar>(sell.val);
+      cusparse_check(cusparseCreateSlicedEll(&mat_, a.nrows, a.ncols, nnz, sell.offsets.back(), kSlice, a_i_.data(),
                                              a_j_.data(), a_v_.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                              CUSPARSE_INDEX_BASE_ZERO, vt),
                      "cusparseCreateSlicedEll");
@@ -120,6 +132,24 @@ class CusparsePeer {
   V<Scalar>& y() { return y_; }
   std::size_t storage_bytes() const { return storage_; }
 
+  // New values of `a`'s pattern, as a cuSPARSE user gives them: CSR and
+  // COO point the descriptor at the value array (here the same one, whose
+  // contents a solver rewrites in place); sliced ELL has no value-only
+  // update and is built again on the host and uploaded.
+  void refresh(const kspmv::HostCsr<Scalar>& a) {
+    if (kind_ == CusparseKind::CsrAlg1 || kind_ == CusparseKind::CsrAlg2) {
+      cusparse_check(cusparseCsrSetPointers(mat_, a_i_.data(), a_j_.data(), a_v_.data()), "cusparseCsrSetPointers");
+    } else if (kind_ == CusparseKind::Coo) {
+      cusparse_check(cusparseCooSetPointers(mat_, a_i_.data(), a_j_.data(), a_v_.data()), "cusparseCooSetPointers");
+    } else {
+      const auto sell = sliced_ell(a);
+      Kokkos::deep_copy(a_j_, Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                  sell.col.data(), sell.col.size()));
+      Kokkos::deep_copy(a_v_, Kokkos::View<const Scalar*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                  sell.val.data(), sell.val.size()));
+    }
+  }
+
   void apply(Scalar alpha, Scalar beta) {
     const cudaDataType vt = sizeof(Scalar) == 4 ? CUDA_R_32F : CUDA_R_64F;
     cusparse_check(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_, vx_, &beta, vy_, vt, alg_,
@@ -128,6 +158,41 @@ class CusparsePeer {
   }
 
  private:
+  // Sliced ELL, kSlice-row slices, column-major inside a slice, -1 padding.
+  static constexpr int kSlice = 32;
+  struct SlicedEll {
+    std::vector<int> offsets, col;
+    std::vector<Scalar> val;
+  };
+  static SlicedEll sliced_ell(const kspmv::HostCsr<Scalar>& a) {
+    const int S = kSlice;
+    const int nslices = (a.nrows + S - 1) / S;
+    SlicedEll e;
+    e.offsets.assign(static_cast<std::size_t>(nslices) + 1, 0);
+    for (int s = 0; s < nslices; ++s) {
+      std::int64_t w = 0;
+      for (int i = s * S; i < std::min(a.nrows, (s + 1) * S); ++i) w = std::max(w, a.row_length(i));
+      e.offsets[s + 1] = e.offsets[s] + static_cast<int>(w) * S;
+    }
+    e.col.assign(static_cast<std::size_t>(e.offsets.back()), -1);
+    e.val.assign(static_cast<std::size_t>(e.offsets.back()), Scalar(0));
+    for (int s = 0; s < nslices; ++s)
+      for (int i = s * S; i < std::min(a.nrows, (s + 1) * S); ++i)
+        for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+          const std::size_t pos = static_cast<std::size_t>(e.offsets[s] + (k - a.row_ptr[i]) * S + (i - s * S));
+          e.col[pos] = a.col_idx[k];
+          e.val[pos] = a.values[k];
+        }
+    return e;
+  }
+
+  template <class T, class View>
+  static V<T> copy_of(const View& v) {
+    V<T> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("cusparse::array")), v.extent(0));
+    Kokkos::deep_copy(d, v);
+    return d;
+  }
+
   template <class T>
   static V<T> up(const std::vector<T>& h) {
     V<T> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, "cusparse::array"), h.size());

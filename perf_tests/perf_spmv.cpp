@@ -73,9 +73,17 @@ struct Result {
   bool peer = false;
   kspmv::Properties properties;  // the format's own report (width, N_iter, ...)
   double seconds = 0, gflops = 0, gbs = 0, frac = 0, storage_mb = 0, convert_s = 0;
+  // A value refresh (Matrix::update_values; the peers' own way), and the
+  // solve loop: convert once, then kLoopRefreshes x (refresh + kLoopSpmvs
+  // SpMVs). 0: not measured.
+  double refresh_s = 0, loop_s = 0;
   double model_s = 0;  // the model's estimate for this runner (0: none)
   std::int64_t rows = 0, nnz = 0;
 };
+
+// The solve loop every runner is scored on: a Newton- or time-step-like
+// outer loop of value refreshes, each followed by a linear solve's SpMVs.
+constexpr int kLoopRefreshes = 5, kLoopSpmvs = 100;
 
 // ---- configuration ----
 std::vector<Entry> g_entries;
@@ -255,6 +263,8 @@ void from_host(const View& v, const std::vector<Scalar>& h) {
   Kokkos::deep_copy(v, hv);
 }
 
+void append_csv(const Result& r);
+
 template <class Scalar>
 void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
   r.rows = a.nrows;
@@ -270,6 +280,11 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
     st.counters["storage_MB"] = r.storage_mb;
     st.counters["convert_ms"] = r.convert_s * 1e3;
     st.counters["convert_x_spmv"] = r.convert_s / r.seconds;
+    if (r.refresh_s > 0) {
+      r.loop_s = r.convert_s + kLoopRefreshes * (r.refresh_s + kLoopSpmvs * r.seconds);
+      st.counters["refresh_x_spmv"] = r.refresh_s / r.seconds;
+      st.counters["loop_ms"] = r.loop_s * 1e3;
+    }
     st.counters["nnz"] = double(a.nnz());
     for (const auto& [k, v] : r.properties) {  // numeric properties become counters
       char* end = nullptr;
@@ -281,6 +296,7 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
     st.SkipWithError((r.status + ": " + r.message).c_str());
   }
   g_results.push_back(r);
+  append_csv(r);
 }
 
 // The checked run then the timing, the same for every runner: x uploaded,
@@ -428,7 +444,11 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
     try {
       kspmv::ConvertOptions opt = g_entries[mi].options;
       for (const auto& [k, v] : overrides) apply_option(opt, k, v);
-      auto m = kspmv::Matrix<Scalar>::convert(a, f, opt);
+      // The caller's matrix on the device (a solver that assembles there):
+      // the conversion is timed from it.
+      const auto d = kspmv::upload_csr<Scalar, Space>(a);
+      Space().fence();
+      auto m = kspmv::Matrix<Scalar>::convert(d, f, opt);
       if (g_have_model) r.model_s = model_estimate(a, L.name + "/" + precision, m, opt);
       r.convert_s = m.conversion_seconds();
       r.storage_mb = double(m.storage_bytes()) * 1e-6;
@@ -439,6 +459,9 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
       const auto perm = m.internal_order();
       check_then_time<Scalar>(L, r, x, y, [&] { m.apply(Scalar(1), x, Scalar(0), y); }, perm,
                               m.x_in_internal_order());
+      // A refresh with the matrix's own values (the same bits stay).
+      if (r.status == "ok" && m.refreshable())
+        r.refresh_s = median_seconds([&] { m.update_values(Space(), d.values); });
       if (g_profile_split && f == kspmv::Format::EvcHyb && r.status == "ok") profile_split(a, opt, r);
     } catch (const kspmv::FormatCannotHoldError& e) {
       r.status = "refused";
@@ -457,12 +480,22 @@ void bench_cusparse(benchmark::State& st, std::size_t mi, kspmv_perf::CusparseKi
     Result r{L.name, L.group, kspmv_perf::cusparse_name(k), precision, "ok", ""};
     r.peer = true;
     try {
+      const auto d = kspmv::upload_csr<Scalar, Space>(a);
+      Space().fence();
       Kokkos::Timer timer;
-      kspmv_perf::CusparsePeer<Scalar> p(a, k, Space().cuda_stream());
+      kspmv_perf::CusparsePeer<Scalar> p(a, d, k, Space().cuda_stream());
       Space().fence();
       r.convert_s = timer.seconds();
       r.storage_mb = double(p.storage_bytes()) * 1e-6;
       check_then_time<Scalar>(L, r, p.x(), p.y(), [&] { p.apply(Scalar(1), Scalar(0)); });
+      // Its refresh as a cuSPARSE user would: new value pointers for CSR
+      // and COO, a new conversion for sliced ELL (no value-only update).
+      if (r.status == "ok") {
+        Kokkos::Timer refresh;
+        for (int i = 0; i < kLoopRefreshes; ++i) p.refresh(a);
+        Space().fence();
+        r.refresh_s = refresh.seconds() / kLoopRefreshes;
+      }
     } catch (const kspmv::Error& e) {
       r.status = "refused";
       r.message = e.what();
@@ -519,6 +552,9 @@ void print_summary() {
               Space::name(), g_copy_gbs, g_l2_bytes * 1e-6);
   std::printf("time: per SpMV, the better of two medians (y = Ax); eff GB/s: CSR 32-bit minimum bytes / time; x peer: best of "
               "kk-crs and cuSPARSE over this; * fastest\n");
+  std::printf("convert: from a CSR on the device (kspmv; cuSPARSE CSR and COO likewise, sliced ELL from the host); "
+              "convert x, refresh x: in SpMVs of that runner; loop: convert + %d x (refresh + %d SpMVs)\n",
+              kLoopRefreshes, kLoopSpmvs);
   for (const std::string group : {"small (L2-resident)", "large"}) {
     bool header = false;
     std::vector<std::string> done;
@@ -546,8 +582,8 @@ void print_summary() {
         if (e.name == r0.matrix && !e.options_text.empty()) opts = "; options: " + e.options_text;
       std::printf("\n%s (%s): %lld rows, %lld nnz%s\n", r0.matrix.c_str(), r0.precision.c_str(), (long long)r0.rows,
                   (long long)r0.nnz, opts.c_str());
-      std::printf("  %-26s %11s %9s %9s %7s %8s %10s %12s\n", "format", "time us", "GFLOP/s", "eff GB/s", "%copy",
-                  "x peer", "storage MB", "convert ms");
+      std::printf("  %-26s %11s %9s %9s %7s %8s %10s %12s %10s %10s %10s\n", "format", "time us", "GFLOP/s",
+                  "eff GB/s", "%copy", "x peer", "storage MB", "convert ms", "convert x", "refresh x", "loop ms");
       std::stable_sort(rows.begin(), rows.end(), [](const Result* a, const Result* b) {
         if ((a->status == "ok") != (b->status == "ok")) return a->status == "ok";
         return a->seconds < b->seconds;
@@ -557,9 +593,10 @@ void print_summary() {
           std::printf("  %-26s %s: %.90s\n", r->runner.c_str(), r->status.c_str(), r->message.c_str());
           continue;
         }
-        std::printf("  %-26s %11.2f %9.1f %9.0f %6.1f%% %8.2f %10.1f %12.1f%s%s\n", r->runner.c_str(),
-                    r->seconds * 1e6, r->gflops, r->gbs, 100 * r->frac,
+        std::printf("  %-26s %11.2f %9.1f %9.0f %6.1f%% %8.2f %10.1f %12.1f %10.0f %10.2f %10.2f%s%s\n",
+                    r->runner.c_str(), r->seconds * 1e6, r->gflops, r->gbs, 100 * r->frac,
                     best_peer < 1e30 ? best_peer / r->seconds : 0.0, r->storage_mb, r->convert_s * 1e3,
+                    r->convert_s / r->seconds, r->refresh_s / r->seconds, r->loop_s * 1e3,
                     r->seconds == best ? " *" : "", r->peer ? " (peer)" : "");
       }
     }
@@ -673,15 +710,24 @@ std::string csv_field(const std::string& s) {
   return out + '"';
 }
 
-void write_csv(const std::string& path) {
-  std::ofstream out(path);
+// The CSV gets its header when the run starts and each result as it is
+// recorded (flushed), so a run stopped early keeps what it measured.
+void start_csv() {
+  if (g_csv.empty()) return;
+  std::ofstream out(g_csv);
+  if (!out) throw kspmv::IoError("cannot write " + g_csv);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
-         "copy_gbs,model_us\n";
-  for (const auto& r : g_results)
-    out << csv_field(r.matrix) << "," << csv_field(r.group) << "," << csv_field(r.precision) << ","
-        << csv_field(r.runner) << "," << (r.peer ? 1 : 0) << "," << csv_field(r.status) << "," << r.rows << ","
-        << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs << "," << r.frac << "," << r.storage_mb
-        << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "," << r.model_s * 1e6 << "\n";
+         "copy_gbs,model_us,refresh_us,loop_ms\n";
+}
+
+void append_csv(const Result& r) {
+  if (g_csv.empty()) return;
+  std::ofstream out(g_csv, std::ios::app);
+  out << csv_field(r.matrix) << "," << csv_field(r.group) << "," << csv_field(r.precision) << ","
+      << csv_field(r.runner) << "," << (r.peer ? 1 : 0) << "," << csv_field(r.status) << "," << r.rows << ","
+      << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs << "," << r.frac << "," << r.storage_mb
+      << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "," << r.model_s * 1e6 << "," << r.refresh_s * 1e6 << ","
+      << r.loop_s * 1e3 << std::endl;
 }
 
 }  // namespace
@@ -815,6 +861,7 @@ int main(int argc, char** argv) {
     }
     kspmv::set_default_model(g_model);
     g_copy_gbs = measure_copy_bandwidth();
+    start_csv();
     std::printf("copy bandwidth: %.1f GB/s (device-to-device, 2 GiB moved per copy, median of 20)\n", g_copy_gbs);
 
     // One benchmark per (matrix, runner, precision), in suite order.
@@ -843,7 +890,7 @@ int main(int argc, char** argv) {
     print_summary();
     print_model_validation();
     print_profile_split();
-    if (!g_csv.empty()) write_csv(g_csv);
+
   } catch (const kspmv::Error& e) {
     std::fprintf(stderr, "kspmv_perf: error: %s\n", e.what());
     return 1;
