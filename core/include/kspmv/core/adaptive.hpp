@@ -11,6 +11,13 @@
 
 #include "kspmv/core/error.hpp"
 
+// Functions the conversions run on the device too.
+#if defined(__CUDACC__)
+#define KSPMV_HOST_DEVICE __host__ __device__
+#else
+#define KSPMV_HOST_DEVICE
+#endif
+
 namespace kspmv {
 
 struct TprRange {
@@ -21,7 +28,7 @@ struct TprRange {
 };
 
 // The smallest power of two t <= max_tpr with length <= 8 t.
-inline int tpr_for_length(std::int64_t length, int max_tpr) {
+KSPMV_HOST_DEVICE inline int tpr_for_length(std::int64_t length, int max_tpr) {
   int t = 1;
   while (t < max_tpr && length > 8 * static_cast<std::int64_t>(t)) t *= 2;
   return t;
@@ -83,37 +90,55 @@ inline int evc_lanes_for_width(std::int64_t width, int cap) {
   return l;
 }
 
-// `sorted_len` ascending; positions [offset, offset + size) of the launch.
-// `block_threads` lanes per block: a block holds block_threads / tpr rows
-// (one row per block when tpr == block_threads). `min_tpr` raises the TPR
-// of every range (vector CSR uses at least a warp per row).
-inline std::vector<TprRange> tpr_ranges(const std::vector<std::int64_t>& sorted_len, int block_threads,
-                                        int min_tpr = 1, int first_block = 0) {
+// A row's lanes: its length's TPR (tpr_for_length), at least min_tpr, at
+// most block_threads.
+KSPMV_HOST_DEVICE inline int tpr_of_row(std::int64_t length, int block_threads, int min_tpr) {
+  const int t = tpr_for_length(length, block_threads);
+  return t < min_tpr ? (min_tpr < block_threads ? min_tpr : block_threads) : t;
+}
+// TPRs are powers of two: rows are counted by log2(tpr).
+constexpr int kTprClasses = 16;
+KSPMV_HOST_DEVICE inline int tpr_class(int tpr) {
+  int c = 0;
+  while ((1 << c) < tpr) ++c;
+  return c;
+}
+
+// Rows sorted by ascending length, counted by their TPR's class
+// (rows_of_class[tpr_class(tpr)]): the ranges of one TPR each, ascending,
+// the first at position 0 and block first_block. A block holds
+// block_threads / tpr rows (one row per block when tpr == block_threads).
+inline std::vector<TprRange> tpr_ranges_from_counts(const std::vector<std::int64_t>& rows_of_class, int block_threads,
+                                                    int first_block = 0) {
   std::vector<TprRange> out;
-  const int n = static_cast<int>(sorted_len.size());
-  int i = 0;
-  int block = first_block;
-  auto tpr_of = [&](int row) {
-    return std::min(block_threads, std::max(min_tpr, tpr_for_length(sorted_len[row], block_threads)));
-  };
-  while (i < n) {
-    const int t = tpr_of(i);
-    int j = i + 1;
-    while (j < n && tpr_of(j) == t) ++j;
+  std::int64_t position = 0, block = first_block;
+  for (std::size_t c = 0; c < rows_of_class.size(); ++c) {
+    const std::int64_t rows = rows_of_class[c];
+    if (rows == 0) continue;
     TprRange r;
-    r.begin = i;
-    r.end = j;
-    r.tpr = t;
-    r.first_block = block;
-    const std::int64_t rows_per_block = block_threads / t;
-    const std::int64_t blocks = (j - i + rows_per_block - 1) / rows_per_block;
+    r.tpr = 1 << c;
+    r.begin = static_cast<int>(position);
+    r.end = static_cast<int>(position + rows);
+    r.first_block = static_cast<int>(block);
+    const std::int64_t rows_per_block = block_threads / r.tpr;
+    const std::int64_t blocks = (rows + rows_per_block - 1) / rows_per_block;
     if (block + blocks > 0x7fffffff) throw OverflowError("adaptive TPR: more than 2^31 blocks");
     r.blocks = static_cast<int>(blocks);
-    block += r.blocks;
+    block += blocks;
+    position += rows;
     out.push_back(r);
-    i = j;
   }
   return out;
+}
+
+// `sorted_len` ascending; positions [offset, offset + size) of the launch.
+// `min_tpr` raises the TPR of every range (vector CSR uses at least a warp
+// per row).
+inline std::vector<TprRange> tpr_ranges(const std::vector<std::int64_t>& sorted_len, int block_threads,
+                                        int min_tpr = 1, int first_block = 0) {
+  std::vector<std::int64_t> rows_of_class(kTprClasses, 0);
+  for (const std::int64_t len : sorted_len) ++rows_of_class[tpr_class(tpr_of_row(len, block_threads, min_tpr))];
+  return tpr_ranges_from_counts(rows_of_class, block_threads, first_block);
 }
 
 // PKT (pkt.hpp), shared with the model: a packet's scratch holds its x

@@ -164,17 +164,9 @@ class ValueMap {
         });
   }
 
-  bool valid() const { return valid_; }
-  // Device bytes the map holds: 4 a nonzero (0 where the format keeps the
-  // CSR order), and the merge lists where the input was merged.
-  std::size_t bytes() const { return (slot_.span() + merge_offsets_.span() + merge_entries_.span()) * sizeof(int); }
-  // The format keeps the CSR order: a refresh is one copy, no map stored.
-  bool identity() const { return identity_; }
-  std::int64_t nnz() const { return nnz_; }
-
- private:
   // Each canonical entry the sum of its input entries, in input order, into
-  // its slot.
+  // its slot (scatter() with merge lists; public only because CUDA's
+  // device lambdas cannot live in private members).
   void scatter_merged(const ExecSpace& space, const const_values_view& values, const views_type& views) const {
     values_view v[kMaxViews];
     int start[kMaxViews];
@@ -203,6 +195,15 @@ class ValueMap {
         });
   }
 
+  bool valid() const { return valid_; }
+  // Device bytes the map holds: 4 a nonzero (0 where the format keeps the
+  // CSR order), and the merge lists where the input was merged.
+  std::size_t bytes() const { return (slot_.span() + merge_offsets_.span() + merge_entries_.span()) * sizeof(int); }
+  // The format keeps the CSR order: a refresh is one copy, no map stored.
+  bool identity() const { return identity_; }
+  std::int64_t nnz() const { return nnz_; }
+
+ private:
   Kokkos::View<int*, memory_space> slot_;  // entry -> slot in the views, concatenated
   Kokkos::View<int*, memory_space> merge_offsets_, merge_entries_;
   std::vector<std::int64_t> starts_;       // each view's first slot

@@ -15,6 +15,8 @@
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
+#include "kspmv/core/device_build.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -237,16 +239,62 @@ void coo_apply(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, Exe
 
 }  // namespace detail
 
+// On the device: a thread a row writes its row index into its entries and
+// says whether it is empty or spans chunks; two compactions list those.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-CooDevice<Scalar, ExecSpace> to_coo_device(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
-  std::vector<ordinal_t> rows(static_cast<std::size_t>(a.nnz()));
-  for (ordinal_t i = 0; i < a.nrows; ++i)
-    std::fill(rows.begin() + a.row_ptr[i], rows.begin() + a.row_ptr[i + 1], i);
-  auto c = detail::build_coo<Scalar, ExecSpace>(a.nrows, a.ncols, rows, a.col_idx, a.values, opt);
-  ExecSpace().fence();
+  using C = CooDevice<Scalar, ExecSpace>;
+  using M = typename C::memory_space;
+  ExecSpace space;
+  C c;
+  c.nrows = a.nrows;
+  c.ncols = a.ncols;
+  c.nnz = a.nnz();
+  c.kernel = opt.kernel;
+  if (c.nnz > std::numeric_limits<int>::max() - c.chunk)
+    throw FormatCannotHoldError("coo: " + std::to_string(c.nnz) + " entries exceed its 32-bit entry index");
+  c.nchunks = static_cast<int>((c.nnz + c.chunk - 1) / c.chunk);
+  c.row = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::row"), c.nnz);
+  c.col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::col"), c.nnz);
+  c.val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::val"), c.nnz);
+  Kokkos::deep_copy(space, c.col, a.col_idx);
+  Kokkos::deep_copy(space, c.val, a.values);
+  const auto row = c.row;
+  const auto rp = a.row_ptr;
+  const std::int64_t chunk = c.chunk;
+  Kokkos::parallel_for(
+      "kspmv::coo::rows", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
+        for (std::int64_t k = rp(i); k < rp(i + 1); ++k) row(k) = i;
+      });
+  auto spans = KOKKOS_LAMBDA(const std::int64_t i) {
+    return rp(i + 1) > rp(i) && (rp(i + 1) - 1) / chunk > rp(i) / chunk;
+  };
+  c.span_row = detail::rows_where(space, a.nrows, spans, "kspmv::coo::span_row");
+  c.empty_rows = detail::rows_where(
+      space, a.nrows, KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1) == rp(i); }, "kspmv::coo::empty_rows");
+  c.nspan = static_cast<int>(c.span_row.extent(0));
+  c.nempty = static_cast<int>(c.empty_rows.extent(0));
+  c.span_first = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::span_first"),
+                                       c.nspan);
+  c.span_last = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::span_last"),
+                                      c.nspan);
+  const auto span_row = c.span_row, span_first = c.span_first, span_last = c.span_last;
+  Kokkos::parallel_for(
+      "kspmv::coo::span_chunks", Kokkos::RangePolicy<ExecSpace>(space, 0, c.nspan), KOKKOS_LAMBDA(const int s) {
+        const int i = span_row(s);
+        span_first(s) = static_cast<int>(rp(i) / chunk);
+        span_last(s) = static_cast<int>((rp(i + 1) - 1) / chunk);
+      });
+  c.head = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::coo::head"), c.nchunks);
+  c.tail = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::coo::tail"), c.nchunks);
+  space.fence();
   c.conversion_seconds = timer.seconds();
   return c;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CooDevice<Scalar, ExecSpace> to_coo_device(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_coo_device(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, class XView, class YView>

@@ -18,6 +18,7 @@
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/device_build.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -109,11 +110,16 @@ void adaptive_range_portable(const ExecSpace& space, const char* label, int begi
 }
 }  // namespace detail
 
+// On the device: the rows stably sorted by ascending length, counted by
+// their TPR (one pass, a few integer atomics on 16 counters); the host
+// turns the counts into the ranges.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const DeviceCsr<Scalar, ExecSpace>& a,
+                                                     const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using D = CsrAdaptiveDevice<Scalar, ExecSpace>;
   using M = typename D::memory_space;
+  ExecSpace space;
   D d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;
@@ -122,18 +128,27 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, c
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("csr-adaptive: " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit row offsets (max 2^31-1)");
-  const auto len = row_lengths(a);
-  const std::vector<ordinal_t> order = rows_by_length(len, false);
-  std::vector<std::int64_t> sorted_len(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) sorted_len[i] = len[order[i]];
-  d.host_ranges = tpr_ranges(sorted_len, D::block_threads);
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::csr_adaptive::lengths");
+  d.sorted_rows = detail::rows_by_length(space, len, longest_row(space, a.row_ptr), false,
+                                         "kspmv::csr_adaptive::sorted_rows");
+  Kokkos::View<std::int64_t*, M> count("kspmv::csr_adaptive::tpr_count", kTprClasses);
+  constexpr int block = D::block_threads;
+  Kokkos::parallel_for(
+      "kspmv::csr_adaptive::count_tpr", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
+        Kokkos::atomic_increment(&count(tpr_class(tpr_of_row(len(i), block, 1))));
+      });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), count);
+  d.host_ranges = tpr_ranges_from_counts(std::vector<std::int64_t>(h.data(), h.data() + h.extent(0)), block);
   d.blocks = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
-  d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(upload_csr<Scalar, ExecSpace>(a), opt);
-  d.sorted_rows = detail::upload<int, M>(order, "kspmv::csr_adaptive::sorted_rows");
+  d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
   d.ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::csr_adaptive::ranges");
-  ExecSpace().fence();
+  space.fence();
   d.conversion_seconds = timer.seconds();
   return d;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_csr_adaptive(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 namespace detail {

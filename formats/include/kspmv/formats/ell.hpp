@@ -16,6 +16,7 @@
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -80,6 +81,53 @@ EllDevice<Scalar, ExecSpace> build_ell(const HostCsr<Scalar>& a, std::int64_t K,
   return e;
 }
 
+// The same on the device, from a device CSR: padding (-1, 0) written
+// first, then a thread a row places its first min(len, K) entries.
+template <class Scalar, class ExecSpace>
+EllDevice<Scalar, ExecSpace> build_ell(const DeviceCsr<Scalar, ExecSpace>& a, std::int64_t K, const ConvertOptions& opt) {
+  using E = EllDevice<Scalar, ExecSpace>;
+  using M = typename E::memory_space;
+  ExecSpace space;
+  E e;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.kernel = opt.kernel;
+  constexpr int slice = kEllSliceRows;
+  const std::int64_t rows = (static_cast<std::int64_t>(a.nrows) + slice - 1) / slice * slice;
+  if (static_cast<long double>(rows) * K > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("ell: " + std::to_string(rows) + " padded rows x width " + std::to_string(K) +
+                                " exceed its 32-bit index");
+  check_allocation<ExecSpace>(rows * K * static_cast<std::int64_t>(sizeof(Scalar) + sizeof(int)),
+                              "ell: " + std::to_string(rows) + " padded rows x width " + std::to_string(K),
+                              opt.memory_budget_bytes);
+  e.width = static_cast<int>(K);
+  e.padded_rows = static_cast<int>(rows);
+  e.indices = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::ell::indices"),
+                                    rows * K);
+  Kokkos::deep_copy(space, e.indices, -1);
+  e.values = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::ell::values"), rows * K);
+  const auto idx = e.indices;
+  const auto val = e.values;
+  const auto row_ptr = a.row_ptr;
+  const auto col = a.col_idx;
+  const auto src = a.values;
+  const int width = e.width;
+  Kokkos::parallel_reduce(
+      "kspmv::ell::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows),
+      KOKKOS_LAMBDA(const int i, std::int64_t& stored) {
+        const std::int64_t b = row_ptr(i);
+        const std::int64_t len = row_ptr(i + 1) - b < width ? row_ptr(i + 1) - b : width;
+        const std::int64_t base = ell_row_base(i, width);
+        for (std::int64_t n = 0; n < len; ++n) {
+          idx(base + n * kEllSliceRows) = col(b + n);
+          val(base + n * kEllSliceRows) = src(b + n);
+        }
+        stored += len;
+      },
+      e.nnz);
+  return e;
+}
+
 template <class Scalar, class ExecSpace, class XView, class YView>
 void ell_portable(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpace>& A, const XView& x,
                   Scalar beta, const YView& y) {
@@ -126,16 +174,15 @@ void ell_apply(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, Exe
 namespace detail {
 // The longest row (ELL's width), after checking that padding every row to
 // it stays within max_fill; `advice` names the format to use instead.
-template <class Scalar>
-std::int64_t ell_width_within_fill(const HostCsr<Scalar>& a, const ConvertOptions& opt, const char* name,
-                                   const char* advice) {
-  std::int64_t K = 0;
-  for (ordinal_t i = 0; i < a.nrows; ++i) K = std::max(K, a.row_length(i));
-  const long double slots = static_cast<long double>(a.nrows) * K;
-  const std::int64_t nnz = std::max<std::int64_t>(a.nnz(), 1);
+// ELL's width, the longest row K, where its padded slots stay within
+// max_fill x nnz; else FormatCannotHoldError with `advice`.
+inline std::int64_t ell_width_within_fill(std::int64_t nrows, std::int64_t nnz_in, std::int64_t K,
+                                          const ConvertOptions& opt, const char* name, const char* advice) {
+  const long double slots = static_cast<long double>(nrows) * K;
+  const std::int64_t nnz = std::max<std::int64_t>(nnz_in, 1);
   if (slots > opt.max_fill * nnz)
     throw FormatCannotHoldError(std::string(name) + ": longest row has " + std::to_string(K) + " entries, so " +
-                                std::to_string((long long)slots) + " padded slots hold " + std::to_string(a.nnz()) +
+                                std::to_string((long long)slots) + " padded slots hold " + std::to_string(nnz_in) +
                                 " nonzeros, fill " + std::to_string(double(slots / nnz)) + " > max_fill " +
                                 std::to_string(opt.max_fill) + " (" + advice + ")");
   return K;
@@ -143,14 +190,18 @@ std::int64_t ell_width_within_fill(const HostCsr<Scalar>& a, const ConvertOption
 }  // namespace detail
 
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-EllDevice<Scalar, ExecSpace> to_ell(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+EllDevice<Scalar, ExecSpace> to_ell(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
-  const std::int64_t K =
-      detail::ell_width_within_fill(a, opt, "ell", "use hyb, which spills long rows to COO");
+  const std::int64_t K = detail::ell_width_within_fill(a.nrows, a.nnz(), longest_row(ExecSpace(), a.row_ptr), opt,
+                                                       "ell", "use hyb, which spills long rows to COO");
   auto e = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
   ExecSpace().fence();
   e.conversion_seconds = timer.seconds();
   return e;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EllDevice<Scalar, ExecSpace> to_ell(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_ell(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, class XView, class YView>

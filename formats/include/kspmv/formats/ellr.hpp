@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kspmv/core/properties.hpp"
+#include "kspmv/core/device_build.hpp"
 #include "kspmv/core/row_stats.hpp"
 #include "kspmv/formats/ell.hpp"
 #if KSPMV_ENABLE_CUDA
@@ -30,20 +31,25 @@ struct EllrDevice {
 };
 
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-EllrDevice<Scalar, ExecSpace> to_ellr(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+EllrDevice<Scalar, ExecSpace> to_ellr(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
+  ExecSpace space;
   EllrDevice<Scalar, ExecSpace> e;
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
-  const auto len = row_lengths(a);
-  const std::int64_t K = detail::ell_width_within_fill(a, opt, "ellr", "use pellr or jad");
+  const std::int64_t K = detail::ell_width_within_fill(a.nrows, a.nnz(), longest_row(space, a.row_ptr), opt, "ellr",
+                                                       "use pellr or jad");
   e.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
-  e.rl = detail::upload<int, typename ExecSpace::memory_space>(len, "kspmv::ellr::rl");
-  e.iterations = warp_iterations(len);
-  ExecSpace().fence();
+  e.rl = detail::row_lengths(space, a.row_ptr, "kspmv::ellr::rl");
+  e.iterations = detail::warp_iterations(space, e.rl, detail::device_ints<ExecSpace>());
+  space.fence();
   e.conversion_seconds = timer.seconds();
   return e;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EllrDevice<Scalar, ExecSpace> to_ellr(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_ellr(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, class XView, class YView>

@@ -9,6 +9,7 @@
 #include <Kokkos_Timer.hpp>
 
 #include "kspmv/core/properties.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -37,23 +38,40 @@ struct KkCrs {
   }
 };
 
+// Kokkos Kernels' own CrsMatrix over copies of the device CSR's arrays
+// (offsets narrowed to its 32-bit ones on the device).
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-KkCrs<Scalar, ExecSpace> to_kk_crs(const HostCsr<Scalar>& a, const ConvertOptions& = {}) {
+KkCrs<Scalar, ExecSpace> to_kk_crs(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& = {}) {
   Kokkos::Timer timer;
   using K = KkCrs<Scalar, ExecSpace>;
   using M = typename K::memory_space;
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("kk-crs: " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit offsets");
-  auto row_map = detail::upload<int, M>(a.row_ptr, "kspmv::kk-crs::row_map");
-  auto entries = detail::upload<int, M>(a.col_idx, "kspmv::kk-crs::entries");
-  auto values = detail::upload<Scalar, M>(a.values, "kspmv::kk-crs::values");
+  ExecSpace space;
+  Kokkos::View<int*, M> row_map(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::kk-crs::row_map"),
+                                a.row_ptr.extent(0));
+  const auto src = a.row_ptr;
+  Kokkos::parallel_for(
+      "kspmv::kk-crs::narrow_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, row_map.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) { row_map(i) = static_cast<int>(src(i)); });
+  Kokkos::View<int*, M> entries(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::kk-crs::entries"),
+                                a.nnz());
+  Kokkos::deep_copy(space, entries, a.col_idx);
+  Kokkos::View<Scalar*, M> values(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::kk-crs::values"),
+                                  a.nnz());
+  Kokkos::deep_copy(space, values, a.values);
+  space.fence();
   K k;
   k.A = typename K::crs_type("kspmv::kk-crs", a.nrows, a.ncols, static_cast<int>(a.nnz()), values, row_map,
                              entries);
   ExecSpace().fence();
   k.conversion_seconds = timer.seconds();
   return k;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+KkCrs<Scalar, ExecSpace> to_kk_crs(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_kk_crs(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, class XView, class YView>

@@ -1,0 +1,107 @@
+// Building blocks of the conversions that run on the device: row lengths,
+// rows in length order, pellr's warp iterations, the rows a predicate
+// selects. Each is a few parallel passes on the matrix's execution space;
+// the host sees sizes and a few scalars.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Sort.hpp>
+#include <cstdint>
+#include <string>
+
+#include "kspmv/core/error.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/row_stats.hpp"
+
+namespace kspmv::detail {
+
+template <class ExecSpace>
+using device_ints = Kokkos::View<int*, typename ExecSpace::memory_space>;
+
+// Each row's length, as int (a row of 2^31 entries or more is refused by
+// every format that asks).
+template <class ExecSpace, class RowPtr>
+device_ints<ExecSpace> row_lengths(const ExecSpace& space, const RowPtr& row_ptr, const char* label) {
+  const std::int64_t n = row_ptr.extent(0) > 0 ? std::int64_t(row_ptr.extent(0)) - 1 : 0;
+  device_ints<ExecSpace> len(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
+  Kokkos::parallel_for(
+      "kspmv::row_lengths", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { len(i) = static_cast<int>(row_ptr(i + 1) - row_ptr(i)); });
+  return len;
+}
+
+// The rows in order of length, ascending or descending, rows of one length
+// in their own order (a stable sort: the keys length x rows + row are
+// unique, so any sort gives the same order).
+template <class ExecSpace, class Lengths>
+device_ints<ExecSpace> rows_by_length(const ExecSpace& space, const Lengths& len, std::int64_t longest,
+                                      bool descending, const char* label) {
+  const std::int64_t n = len.extent(0);
+  Kokkos::View<std::int64_t*, typename ExecSpace::memory_space> key(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::length_keys"), n);
+  Kokkos::parallel_for(
+      "kspmv::length_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t l = descending ? longest - len(i) : std::int64_t(len(i));
+        key(i) = l * n + i;
+      });
+  space.fence();
+  Kokkos::sort(key);
+  Kokkos::fence();
+  device_ints<ExecSpace> order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
+  Kokkos::parallel_for(
+      "kspmv::length_order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t p) { order(p) = static_cast<int>(key(p) % n); });
+  return order;
+}
+
+// pellr eq. (1) and (2) for rows taken in `order` (empty: the caller's):
+// N_iter, the sum over warps of their longest row, and N_p.
+template <class ExecSpace, class Lengths>
+WarpIterations warp_iterations(const ExecSpace& space, const Lengths& len, const device_ints<ExecSpace>& order,
+                               int warp = 32) {
+  const std::int64_t n = len.extent(0);
+  const std::int64_t warps = (n + warp - 1) / warp;
+  const bool ordered = order.extent(0) > 0;
+  WarpIterations w;
+  Kokkos::parallel_reduce(
+      "kspmv::warp_iterations", Kokkos::RangePolicy<ExecSpace>(space, 0, warps),
+      KOKKOS_LAMBDA(const std::int64_t b, std::int64_t& iter) {
+        std::int64_t mx = 0;
+        for (std::int64_t j = b * warp; j < (b + 1) * warp && j < n; ++j) {
+          const std::int64_t l = len(ordered ? order(j) : j);
+          mx = l > mx ? l : mx;
+        }
+        iter += mx;
+      },
+      w.n_iter);
+  // N_p: sum of (2 len - 1) over every slot of the padded warps.
+  std::int64_t entries = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::entries", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& s) { s += len(i); }, entries);
+  w.n_p = 2 * entries - warps * warp;
+  return w;
+}
+
+// The rows i in [0, n) where pred(i), ascending: an exclusive scan of the
+// predicate, then a scatter.
+template <class ExecSpace, class Pred>
+device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const Pred& pred, const char* label) {
+  device_ints<ExecSpace> pos(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::rows_where"), n);
+  std::int64_t count = 0;
+  Kokkos::parallel_scan(
+      "kspmv::rows_where_scan", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+        if (final) pos(i) = static_cast<int>(sum);
+        sum += pred(i) ? 1 : 0;
+      },
+      count);
+  device_ints<ExecSpace> out(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), count);
+  Kokkos::parallel_for(
+      "kspmv::rows_where_fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        if (pred(i)) out(pos(i)) = static_cast<int>(i);
+      });
+  return out;
+}
+
+}  // namespace kspmv::detail
