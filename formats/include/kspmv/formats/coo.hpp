@@ -224,9 +224,9 @@ void coo_apply(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, Exe
 #if KSPMV_ENABLE_CUDA
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
       if (A.kernel == KernelPath::Auto && contiguous(x, y)) {
-        cuda::coo_chunks(space.cuda_stream(), A.nnz, A.chunk, A.nchunks, A.row.data(), A.col.data(), A.val.data(),
+        cuda_tuned::coo_chunks(space.cuda_stream(), A.nnz, A.chunk, A.nchunks, A.row.data(), A.col.data(), A.val.data(),
                          alpha, x.data(), beta, y.data(), A.head.data(), A.tail.data());
-        cuda::coo_fixup(space.cuda_stream(), A.nspan, A.span_row.data(), A.span_first.data(), A.span_last.data(),
+        cuda_tuned::coo_fixup(space.cuda_stream(), A.nspan, A.span_row.data(), A.span_first.data(), A.span_last.data(),
                         A.head.data(), A.tail.data(), A.nempty, A.empty_rows.data(), alpha, beta, y.data());
         return;
       }

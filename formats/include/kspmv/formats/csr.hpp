@@ -46,7 +46,7 @@ struct CsrDeviceT {
   int vector_length = 1;  // lanes per row
   int rows_per_team = 1;
   // CUDA: each lane walks at most a few entries of its row (see
-  // cuda::ld_walk), so the row's lines are worth keeping in L1.
+  // cuda_tuned::ld_walk), so the row's lines are worth keeping in L1.
   bool short_walks = false;
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
@@ -155,7 +155,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar, ExecSpa
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value && Kind != CsrKernel::Portable) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
-      return cuda::csr_spmv(space.cuda_stream(), A.nrows, A.vector_length, A.short_walks, A.row_ptr.data(),
+      return cuda_tuned::csr_spmv(space.cuda_stream(), A.nrows, A.vector_length, A.short_walks, A.row_ptr.data(),
                             A.col_idx.data(), A.values.data(), alpha, x.data(), beta, y.data());
   }
 #endif

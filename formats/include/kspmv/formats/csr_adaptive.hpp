@@ -174,7 +174,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, 
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y)) {
-      const cuda::AdaptiveRows<Scalar> rows{static_cast<int>(A.host_ranges.size()),
+      const cuda_tuned::AdaptiveRows<Scalar> rows{static_cast<int>(A.host_ranges.size()),
                                             reinterpret_cast<const int4*>(A.ranges.data()),
                                             A.sorted_rows.data(),
                                             A.csr.row_ptr.data(),
@@ -182,7 +182,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, 
                                             A.csr.values.data(),
                                             nullptr,
                                             0};
-      return cuda::adaptive_rows_spmv(space.cuda_stream(), rows, A.blocks, alpha, x.data(), beta, y.data());
+      return cuda_tuned::adaptive_rows_spmv(space.cuda_stream(), rows, A.blocks, alpha, x.data(), beta, y.data());
     }
   }
 #endif

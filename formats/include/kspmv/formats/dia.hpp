@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "kspmv/core/properties.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -41,54 +42,74 @@ struct DiaDevice {
   std::size_t storage_bytes() const { return offsets.span() * sizeof(int) + data.span() * sizeof(Scalar); }
 };
 
+// On the device: each entry marks its diagonal j - i (shifted by nrows - 1
+// into a flag array of nrows + ncols), a scan numbers the occupied ones in
+// ascending offset, and each entry lands at its diagonal's column of the
+// padded data.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-DiaDevice<Scalar, ExecSpace> to_dia(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using D = DiaDevice<Scalar, ExecSpace>;
+  using M = typename D::memory_space;
+  ExecSpace space;
   D d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;
   d.nnz = a.nnz();
   d.kernel = opt.kernel;
-  // Occupied diagonals: offset j - i, shifted by nrows - 1 to index a bitmap.
-  std::vector<char> used(static_cast<std::size_t>(a.nrows) + a.ncols, 0);
-  for (ordinal_t i = 0; i < a.nrows; ++i)
-    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      used[static_cast<std::size_t>(a.col_idx[k]) - i + a.nrows - 1] = 1;
-  std::vector<int> offs;
-  std::vector<std::int64_t> slot(used.size(), -1);
-  for (std::size_t u = 0; u < used.size(); ++u)
-    if (used[u]) {
-      slot[u] = static_cast<std::int64_t>(offs.size());
-      offs.push_back(static_cast<int>(static_cast<std::int64_t>(u) - (a.nrows - 1)));
-    }
+  const std::int64_t shift = std::int64_t(a.nrows) - 1, span = std::int64_t(a.nrows) + a.ncols;
+  Kokkos::View<int*, M> used(Kokkos::view_alloc(space, "kspmv::dia::used"), span);
+  const auto rp = a.row_ptr;
+  const auto col = a.col_idx;
+  Kokkos::parallel_for(
+      "kspmv::dia::mark", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
+        for (std::int64_t k = rp(i); k < rp(i + 1); ++k) Kokkos::atomic_exchange(&used(col(k) - i + shift), 1);
+      });
+  // Each occupied diagonal's number, in ascending offset.
+  Kokkos::View<int*, M> slot(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::dia::slot"), span);
+  std::int64_t ndiag = 0;
+  Kokkos::parallel_scan(
+      "kspmv::dia::number", Kokkos::RangePolicy<ExecSpace>(space, 0, span),
+      KOKKOS_LAMBDA(const std::int64_t u, std::int64_t& sum, const bool final) {
+        if (final) slot(u) = static_cast<int>(sum);
+        sum += used(u);
+      },
+      ndiag);
   const std::int64_t pitch = detail::aligned_pitch(a.nrows);
-  const long double slots = static_cast<long double>(pitch) * offs.size();
+  const long double slots = static_cast<long double>(pitch) * ndiag;
   if (slots > opt.max_fill * std::max<std::int64_t>(a.nnz(), 1))
-    throw FormatCannotHoldError("dia: " + std::to_string(offs.size()) + " occupied diagonals x " +
-                                std::to_string(pitch) + " padded rows = " + std::to_string((long long)slots) +
-                                " stored values for " + std::to_string(a.nnz()) + " nonzeros, fill " +
-                                std::to_string(double(slots / std::max<std::int64_t>(a.nnz(), 1))) +
-                                " > max_fill " + std::to_string(opt.max_fill) + " (use ell, hyb or csr)");
+    throw FormatCannotHoldError("dia: " + std::to_string(ndiag) + " occupied diagonals x " + std::to_string(pitch) +
+                                " padded rows = " + std::to_string((long long)slots) + " stored values for " +
+                                std::to_string(a.nnz()) + " nonzeros, fill " +
+                                std::to_string(double(slots / std::max<std::int64_t>(a.nnz(), 1))) + " > max_fill " +
+                                std::to_string(opt.max_fill) + " (use ell, hyb or csr)");
   if (slots > std::numeric_limits<int>::max())
-    throw FormatCannotHoldError("dia: " + std::to_string((long long)slots) +
-                                " stored values exceed its 32-bit index");
+    throw FormatCannotHoldError("dia: " + std::to_string((long long)slots) + " stored values exceed its 32-bit index");
   detail::check_allocation<ExecSpace>(static_cast<std::int64_t>(slots) * static_cast<std::int64_t>(sizeof(Scalar)),
-                                      "dia: " + std::to_string(offs.size()) + " padded diagonals",
-                                      opt.memory_budget_bytes);
-  d.ndiag = static_cast<int>(offs.size());
+                                      "dia: " + std::to_string(ndiag) + " padded diagonals", opt.memory_budget_bytes);
+  d.ndiag = static_cast<int>(ndiag);
   d.pitch = static_cast<int>(pitch);
-  std::vector<Scalar> data(static_cast<std::size_t>(slots), Scalar(0));
-  for (ordinal_t i = 0; i < a.nrows; ++i)
-    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      const std::int64_t s = slot[static_cast<std::size_t>(a.col_idx[k]) - i + a.nrows - 1];
-      data[static_cast<std::size_t>(s * pitch + i)] = a.values[k];
-    }
-  d.offsets = detail::upload<int, typename D::memory_space>(offs, "kspmv::dia::offsets");
-  d.data = detail::upload<Scalar, typename D::memory_space>(data, "kspmv::dia::data");
-  ExecSpace().fence();
+  d.offsets = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::dia::offsets"),
+                                    ndiag);
+  const auto offsets = d.offsets;
+  Kokkos::parallel_for(
+      "kspmv::dia::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, span), KOKKOS_LAMBDA(const std::int64_t u) {
+        if (used(u)) offsets(slot(u)) = static_cast<int>(u - shift);
+      });
+  d.data = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::dia::data"), static_cast<std::int64_t>(slots));
+  const auto data = d.data;
+  const auto val = a.values;
+  Kokkos::parallel_for(
+      "kspmv::dia::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
+        for (std::int64_t k = rp(i); k < rp(i + 1); ++k) data(std::int64_t(slot(col(k) - i + shift)) * pitch + i) = val(k);
+      });
+  space.fence();
   d.conversion_seconds = timer.seconds();
   return d;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+DiaDevice<Scalar, ExecSpace> to_dia(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_dia(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 namespace detail {
@@ -135,7 +156,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, ExecSpac
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
-      return cuda::dia_spmv(space.cuda_stream(), A.nrows, A.ncols, A.ndiag, A.pitch, A.offsets.data(), A.data.data(),
+      return cuda_tuned::dia_spmv(space.cuda_stream(), A.nrows, A.ncols, A.ndiag, A.pitch, A.offsets.data(), A.data.data(),
                             alpha, x.data(), beta, y.data());
   }
 #endif

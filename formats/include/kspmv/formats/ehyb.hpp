@@ -466,7 +466,7 @@ void ehyb_long_rows(const ExecSpace& space, Scalar alpha, const EhybDevice<Scala
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && contiguous(x, y)) {
-      const cuda::AdaptiveRows<Scalar> rows{static_cast<int>(A.long_host_ranges.size()),
+      const cuda_tuned::AdaptiveRows<Scalar> rows{static_cast<int>(A.long_host_ranges.size()),
                                             reinterpret_cast<const int4*>(A.long_ranges.data()),
                                             nullptr,
                                             A.long_row_ptr.data(),
@@ -474,7 +474,7 @@ void ehyb_long_rows(const ExecSpace& space, Scalar alpha, const EhybDevice<Scala
                                             A.long_val.data(),
                                             A.long_y.data(),
                                             0};
-      return cuda::adaptive_rows_spmv(space.cuda_stream(), rows, A.long_blocks, alpha, x.data(), Scalar(1), y.data());
+      return cuda_tuned::adaptive_rows_spmv(space.cuda_stream(), rows, A.long_blocks, alpha, x.data(), Scalar(1), y.data());
     }
   }
 #endif
@@ -493,7 +493,7 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && contiguous(x, y))
-      return cuda::ehyb_spmv(space.cuda_stream(), A.report.parts, A.report.parts_per_sm,
+      return cuda_tuned::ehyb_spmv(space.cuda_stream(), A.report.parts, A.report.parts_per_sm,
                              A.report.window_rows, A.part_start.data(),
                              A.part_slice.data(), A.slice_width.data(), A.slice_offset.data(), A.ell_col.data(),
                              A.ell_val.data(), A.er_inline ? A.er_start.data() : nullptr,

@@ -163,7 +163,7 @@ void ell_apply(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, Exe
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && contiguous(x, y))
-      return cuda::ell_spmv(space.cuda_stream(), A.nrows, A.width, A.indices.data(), A.values.data(), alpha,
+      return cuda_tuned::ell_spmv(space.cuda_stream(), A.nrows, A.width, A.indices.data(), A.values.data(), alpha,
                             x.data(), beta, y.data());
   }
 #endif

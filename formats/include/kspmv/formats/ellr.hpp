@@ -59,7 +59,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.ell.kernel == KernelPath::Auto && detail::contiguous(x, y))
-      return cuda::ellr_spmv(space.cuda_stream(), A.nrows, A.ell.width, A.rl.data(), A.ell.indices.data(),
+      return cuda_tuned::ellr_spmv(space.cuda_stream(), A.nrows, A.ell.width, A.rl.data(), A.ell.indices.data(),
                              A.ell.values.data(), alpha, x.data(), beta, y.data());
   }
 #endif

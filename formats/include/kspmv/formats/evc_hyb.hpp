@@ -302,7 +302,7 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
       // Caller order: scattered through new_to_old by the product itself, or
       // (gather_y) the sorted results into y_sorted, then the gather pass.
       const bool gather = caller && A.gather_y, scatter = caller && !A.gather_y;
-      const cuda::AdaptiveRows<Scalar> csr{static_cast<int>(A.host_ranges.size()),
+      const cuda_tuned::AdaptiveRows<Scalar> csr{static_cast<int>(A.host_ranges.size()),
                                            reinterpret_cast<const int4*>(A.csr_ranges.data()),
                                            nullptr,
                                            A.csr_row_ptr.data(),
@@ -310,12 +310,12 @@ void evc_hyb_apply(const ExecSpace& space, Scalar alpha, const EvcHybDevice<Scal
                                            A.csr_val.data(),
                                            scatter ? A.new_to_old.data() + isplit : nullptr,
                                            isplit};
-      cuda::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
+      cuda_tuned::evc_hyb_spmv(space.cuda_stream(), static_cast<int>(A.host_blocks.size()), A.ell_blocks.data(),
                          A.ell_col.data(), A.ell_val.data(), A.ell_teams, csr, A.csr_teams,
                          scatter ? A.new_to_old.data() : nullptr, gather ? Scalar(1) : alpha, x.data(),
                          gather ? Scalar(0) : beta, gather ? A.y_sorted.data() : y.data(), P);
       if (gather)
-        cuda::gather_y(space.cuda_stream(), A.nrows, A.old_to_new.data(), A.y_sorted.data(), alpha, beta, y.data());
+        cuda_tuned::gather_y(space.cuda_stream(), A.nrows, A.old_to_new.data(), A.y_sorted.data(), alpha, beta, y.data());
       return;
     }
   }

@@ -119,7 +119,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSp
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y))
-      return cuda::pellr_spmv(space.cuda_stream(), A.nrows, A.nslices, A.slice_width.data(), A.slice_offset.data(),
+      return cuda_tuned::pellr_spmv(space.cuda_stream(), A.nrows, A.nslices, A.slice_width.data(), A.slice_offset.data(),
                               A.indices.data(), A.values.data(), caller && A.sorted ? A.new_to_old.data() : nullptr, alpha,
                               x.data(), beta, y.data());
   }

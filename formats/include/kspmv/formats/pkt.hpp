@@ -239,7 +239,7 @@ void spmv(const ExecSpace& space, Scalar alpha, const PktDevice<Scalar, ExecSpac
     if (A.kernel == KernelPath::Auto && detail::contiguous(x, y)) {
       const bool rem = A.remainder.nnz > 0;
       if (rem) detail::coo_apply(space, Scalar(1), A.remainder, x, Scalar(0), t);
-      return cuda::pkt_spmv(space.cuda_stream(), A.packets, A.threads, A.packet_rows, A.packet_start.data(),
+      return cuda_tuned::pkt_spmv(space.cuda_stream(), A.packets, A.threads, A.packet_rows, A.packet_start.data(),
                             A.packet_offset.data(), A.index.data(), A.value.data(),
                             A.order == OutputOrder::Caller ? A.new_to_old.data() : nullptr,
                             rem ? t.data() : nullptr, alpha, x.data(), beta, y.data());

@@ -11,7 +11,7 @@
 #include "kspmv/backends/cuda/common.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 // Rows of the sorted order: position i reads stored row s = rows ? rows[i]
 // : i of (row_ptr, col, val); its result goes to y[out ? out[i] : s +
@@ -139,8 +139,8 @@ void adaptive_rows_spmv(cudaStream_t stream, const AdaptiveRows<Scalar>& a, int 
                         const Scalar* x, Scalar beta, Scalar* y) {
   if (blocks == 0) return;
   adaptive_rows_kernel<Scalar, 256><<<blocks, 256, 0, stream>>>(a, alpha, x, beta, y);
-  check_launch("kspmv::cuda::adaptive_rows_kernel");
+  check_launch("kspmv::cuda_tuned::adaptive_rows_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

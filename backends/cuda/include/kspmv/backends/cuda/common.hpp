@@ -9,7 +9,7 @@
 #include "kspmv/core/error.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(ErrorCode::InvalidArgument, std::string(what) + ": " + cudaGetErrorString(e));
@@ -155,5 +155,5 @@ __device__ __forceinline__ Scalar warp_sum(Scalar v, int width = 32) {
 
 inline unsigned blocks_for(long n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

@@ -7,7 +7,7 @@
 #include "kspmv/backends/cuda/common.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 template <class Scalar>
 __global__ void __launch_bounds__(128) coo_kernel(long nnz, int S, int nchunks, const int* __restrict__ row,
@@ -69,7 +69,7 @@ void coo_chunks(cudaStream_t stream, long nnz, int chunk, int nchunks, const int
   constexpr int block = 128;
   coo_kernel<Scalar><<<blocks_for(static_cast<long>(nchunks) * 32, block), block, 0, stream>>>(
       nnz, chunk, nchunks, row, col, val, alpha, x, beta, y, head, tail);
-  check_launch("kspmv::cuda::coo_kernel");
+  check_launch("kspmv::cuda_tuned::coo_kernel");
 }
 
 // Rows spanning chunks: a warp per row adds its per-chunk pieces (lane-
@@ -107,13 +107,13 @@ void coo_fixup(cudaStream_t stream, int nspan, const int* span_row, const int* s
   if (nspan > 0) {
     coo_span_kernel<Scalar><<<blocks_for(static_cast<long>(nspan) * 32, 128), 128, 0, stream>>>(
         nspan, span_row, span_first, span_last, head, tail, alpha, beta, y);
-    check_launch("kspmv::cuda::coo_span_kernel");
+    check_launch("kspmv::cuda_tuned::coo_span_kernel");
   }
   if (nempty > 0 && beta != Scalar(1)) {
     coo_empty_kernel<Scalar><<<blocks_for(nempty, 256), 256, 0, stream>>>(nempty, empty_rows, beta, y);
-    check_launch("kspmv::cuda::coo_empty_kernel");
+    check_launch("kspmv::cuda_tuned::coo_empty_kernel");
   }
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

@@ -6,7 +6,7 @@
 #include "kspmv/backends/cuda/common.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 template <class Scalar, int VL>
 __global__ void __launch_bounds__(128) csr_kernel(int nrows, bool short_walks, const int* __restrict__ row_ptr,
@@ -58,8 +58,8 @@ void csr_spmv(cudaStream_t stream, int nrows, int vector_length, bool short_walk
     default: throw InvalidArgumentError("csr: vector_length must be a power of two <= 32");
   }
 #undef KSPMV_CSR_CASE
-  check_launch("kspmv::cuda::csr_kernel");
+  check_launch("kspmv::cuda_tuned::csr_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

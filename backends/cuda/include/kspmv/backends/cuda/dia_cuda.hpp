@@ -6,7 +6,7 @@
 #include "kspmv/backends/cuda/common.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 template <class Scalar>
 __global__ void __launch_bounds__(256) dia_kernel(int nrows, int ncols, int ndiag, int pitch, bool cached,
@@ -41,8 +41,8 @@ void dia_spmv(cudaStream_t stream, int nrows, int ncols, int ndiag, int pitch, c
   const bool cached = ndiag <= 8192;  // 32 KB of shared memory
   dia_kernel<Scalar><<<blocks_for(nrows, block), block, cached ? ndiag * sizeof(int) : 0, stream>>>(
       nrows, ncols, ndiag, pitch, cached, offsets, data, alpha, x, beta, y);
-  check_launch("kspmv::cuda::dia_kernel");
+  check_launch("kspmv::cuda_tuned::dia_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

@@ -17,7 +17,7 @@
 #include "kspmv/core/adaptive.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 // MinBlocks: the blocks an SM holds (2048 / Block threads), so 65536 /
 // (MinBlocks * Block) registers a thread. With one block of 1024 threads
@@ -114,13 +114,13 @@ void ehyb_spmv(cudaStream_t stream, int parts, int parts_per_sm, int window_rows
     static int opted = 48 * 1024;
     if (shared > opted) {
       check(cudaFuncSetAttribute(ehyb_ell_kernel<Scalar, B, MB>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared),
-            "kspmv::cuda::ehyb_ell_kernel shared memory");
+            "kspmv::cuda_tuned::ehyb_ell_kernel shared memory");
       opted = shared;
     }
     ehyb_ell_kernel<Scalar, B, MB><<<parts, B, shared, stream>>>(part_start, part_slice, width, offset, col, val,
                                                              er_start, er_inline_width, er_count, er_col, er_val,
                                                              new_to_old, alpha, x, beta, y);
-    check_launch("kspmv::cuda::ehyb_ell_kernel");
+    check_launch("kspmv::cuda_tuned::ehyb_ell_kernel");
   };
   // (threads, blocks an SM holds) per part: one part per SM runs 1024
   // threads of 64 registers; two or more fill the SM's 2048 threads with
@@ -135,9 +135,9 @@ void ehyb_spmv(cudaStream_t stream, int parts, int parts_per_sm, int window_rows
   if (er_slices > 0) {
     ehyb_er_kernel<Scalar><<<blocks_for(static_cast<long>(er_slices) * 32, 256), 256, 0, stream>>>(
         er_slices, er_rows, er_width, er_offset, er_col, er_val, er_y, alpha, x, y);
-    check_launch("kspmv::cuda::ehyb_er_kernel");
+    check_launch("kspmv::cuda_tuned::ehyb_er_kernel");
   }
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

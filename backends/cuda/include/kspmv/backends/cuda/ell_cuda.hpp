@@ -7,7 +7,7 @@
 #include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 template <class Scalar>
 __global__ void __launch_bounds__(256) ell_kernel(int nrows, int width, const int* __restrict__ indices,
@@ -26,8 +26,8 @@ void ell_spmv(cudaStream_t stream, int nrows, int width, const int* indices, con
   constexpr int block = 256;
   ell_kernel<Scalar><<<blocks_for(nrows, block), block, 0, stream>>>(nrows, width, indices, values, alpha, x, beta,
                                                                      y);
-  check_launch("kspmv::cuda::ell_kernel");
+  check_launch("kspmv::cuda_tuned::ell_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

@@ -6,7 +6,7 @@
 #include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 // One row of a column-major slab, `len` slots `pitch` apart (ELLR: ELL's
 // 256-row slices; PELLR: one 32-row slice).
@@ -47,8 +47,8 @@ void ellr_spmv(cudaStream_t stream, int nrows, int width, const int* rl, const i
                Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   ellr_kernel<Scalar><<<blocks_for(nrows, 256), 256, 0, stream>>>(nrows, width, rl, indices, values, alpha, x, beta,
                                                                   y);
-  check_launch("kspmv::cuda::ellr_kernel");
+  check_launch("kspmv::cuda_tuned::ellr_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

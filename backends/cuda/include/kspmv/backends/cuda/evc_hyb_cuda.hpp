@@ -11,7 +11,7 @@
 #include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 template <class Scalar, int P>
 __device__ __forceinline__ void evc_ell_block(int nblocks, const int* __restrict__ blocks,
@@ -110,7 +110,7 @@ void evc_hyb_spmv(cudaStream_t stream, int nblocks, const int* blocks, const int
                 : profile == 3 ? evc_hyb_kernel<Scalar, 3>
                                : evc_hyb_kernel<Scalar, 0>;
   kernel<<<grid, 256, 0, stream>>>(nblocks, blocks, col, val, csr_teams, csr, new_to_old, alpha, x, beta, y);
-  check_launch("kspmv::cuda::evc_hyb_kernel");
+  check_launch("kspmv::cuda_tuned::evc_hyb_kernel");
 }
 
 // y(j) = alpha * sorted(old_to_new(j)) + beta * y(j): the caller's order
@@ -128,8 +128,8 @@ void gather_y(cudaStream_t stream, int n, const int* old_to_new, const Scalar* s
               Scalar* y) {
   if (n == 0) return;
   gather_y_kernel<Scalar><<<blocks_for(n, 256), 256, 0, stream>>>(n, old_to_new, sorted, alpha, beta, y);
-  check_launch("kspmv::cuda::gather_y_kernel");
+  check_launch("kspmv::cuda_tuned::gather_y_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

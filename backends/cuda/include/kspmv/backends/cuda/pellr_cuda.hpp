@@ -6,7 +6,7 @@
 #include "kspmv/backends/cuda/common.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 template <class Scalar>
 __global__ void __launch_bounds__(128) pellr_kernel(int nrows, int nslices, const int* __restrict__ width,
@@ -33,8 +33,8 @@ void pellr_spmv(cudaStream_t stream, int nrows, int nslices, const int* width, c
                 const Scalar* values, const int* new_to_old, Scalar alpha, const Scalar* x, Scalar beta, Scalar* y) {
   pellr_kernel<Scalar><<<blocks_for(static_cast<long>(nslices) * 32, 128), 128, 0, stream>>>(
       nrows, nslices, width, offset, indices, values, new_to_old, alpha, x, beta, y);
-  check_launch("kspmv::cuda::pellr_kernel");
+  check_launch("kspmv::cuda_tuned::pellr_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv

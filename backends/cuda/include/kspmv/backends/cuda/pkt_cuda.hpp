@@ -11,7 +11,7 @@
 #include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
-namespace cuda {
+namespace cuda_tuned {
 
 template <class Scalar>
 __global__ void __launch_bounds__(detail::kPktManyThreads)
@@ -62,8 +62,8 @@ void pkt_spmv(cudaStream_t stream, int packets, int threads, int packet_rows, co
   const std::size_t shared = 2 * sizeof(Scalar) * static_cast<std::size_t>(packet_rows);
   pkt_kernel<Scalar><<<packets, threads, shared, stream>>>(start, offset, index, value, new_to_old, t, alpha, x, beta,
                                                            y);
-  check_launch("kspmv::cuda::pkt_kernel");
+  check_launch("kspmv::cuda_tuned::pkt_kernel");
 }
 
-}  // namespace cuda
+}  // namespace cuda_tuned
 }  // namespace kspmv
