@@ -30,31 +30,86 @@ struct HybDevice {
   std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }
 };
 
-// The 1/3 rule on a row-length histogram: the largest K with
-// #{rows with >= K entries} >= nrows / 3.
-inline std::int64_t hyb_k_one_third_rule(const std::vector<std::int64_t>& lengths) {
-  if (lengths.empty()) return 0;
-  std::int64_t maxlen = 0;
-  for (auto l : lengths) maxlen = std::max(maxlen, l);
-  std::vector<std::int64_t> at_least(static_cast<std::size_t>(maxlen) + 2, 0);
-  for (auto l : lengths) ++at_least[l];
+// The 1/3 rule on a row-length histogram (rows_of_length[l]: rows of l
+// entries): the largest K with #{rows with >= K entries} >= nrows / 3.
+inline std::int64_t hyb_k_one_third_rule_of_counts(std::vector<std::int64_t> rows_of_length) {
+  if (rows_of_length.empty()) return 0;
+  const std::int64_t maxlen = static_cast<std::int64_t>(rows_of_length.size()) - 1;
+  std::int64_t n = 0;
+  for (auto c : rows_of_length) n += c;
+  // at_least[k]: rows with k or more entries.
+  std::vector<std::int64_t>& at_least = rows_of_length;
+  at_least.push_back(0);
   for (std::int64_t k = maxlen - 1; k >= 0; --k) at_least[k] += at_least[k + 1];
-  const std::int64_t n = static_cast<std::int64_t>(lengths.size());
   std::int64_t K = 0;
   while (K < maxlen && at_least[K + 1] * 3 >= n) ++K;
   return K;
 }
+// The same on the row lengths.
+inline std::int64_t hyb_k_one_third_rule(const std::vector<std::int64_t>& lengths) {
+  if (lengths.empty()) return 0;
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(*std::max_element(lengths.begin(), lengths.end())) + 1, 0);
+  for (auto l : lengths) ++counts[static_cast<std::size_t>(l)];
+  return hyb_k_one_third_rule_of_counts(std::move(counts));
+}
 
+namespace detail {
+// Rows [rp(i) + K, rp(i + 1)) of `a`: the entries past an ELL of width K,
+// as a device CSR of the same shape (HYB's COO part).
+template <class Scalar, class ExecSpace>
+DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a,
+                                          std::int64_t K) {
+  using M = typename ExecSpace::memory_space;
+  Kokkos::View<offset_t*, M> rp(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_row_ptr"),
+                                a.row_ptr.extent(0));
+  const auto src = a.row_ptr;
+  std::int64_t total = 0;
+  Kokkos::parallel_scan(
+      "kspmv::hyb::tail_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows + 1),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+        if (final) rp(i) = sum;
+        if (i < std::int64_t(src.extent(0)) - 1) {
+          const std::int64_t len = src(i + 1) - src(i);
+          sum += len > K ? len - K : 0;
+        }
+      },
+      total);
+  Kokkos::View<ordinal_t*, M> col(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_col"), total);
+  Kokkos::View<Scalar*, M> val(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_val"), total);
+  const auto acol = a.col_idx;
+  const auto aval = a.values;
+  Kokkos::parallel_for(
+      "kspmv::hyb::tail_fill", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
+        std::int64_t out = rp(i);
+        for (std::int64_t k = src(i) + K; k < src(i + 1); ++k, ++out) {
+          col(out) = acol(k);
+          val(out) = aval(k);
+        }
+      });
+  DeviceCsr<Scalar, ExecSpace> t;
+  t.nrows = a.nrows;
+  t.ncols = a.ncols;
+  t.row_ptr = rp;
+  t.col_idx = col;
+  t.values = val;
+  return t;
+}
+}  // namespace detail
+
+// On the device: the ELL part as ell builds it, the rest of the long rows
+// as a device CSR that coo builds. K's rule needs the row-length histogram
+// (one pass, copied to the host: a number a row length); kHybKModel's
+// pattern statistics and kHybKPaper's PMF read the pattern on the host.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-HybDevice<Scalar, ExecSpace> to_hyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+HybDevice<Scalar, ExecSpace> to_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
+  using M = typename ExecSpace::memory_space;
+  ExecSpace space;
   HybDevice<Scalar, ExecSpace> h;
   h.nrows = a.nrows;
   h.ncols = a.ncols;
   h.nnz = a.nnz();
-  const auto lengths = row_lengths(a);
-  std::int64_t maxlen = 0;
-  for (auto l : lengths) maxlen = std::max(maxlen, l);
+  const std::int64_t maxlen = longest_row(space, a.row_ptr);
   // A K past the longest row would only add padding.
   std::int64_t K;
   if (opt.hyb_k >= 0) {
@@ -65,15 +120,23 @@ HybDevice<Scalar, ExecSpace> to_hyb(const HostCsr<Scalar>& a, const ConvertOptio
     // [E(X), max row length]: the traffic model's or the paper's eq. (50).
     const int tau = static_cast<int>(sizeof(Scalar));
     const auto& hw = default_model();
+    const HostCsr<Scalar> pattern = download_csr(a);
     if (opt.hyb_k == kHybKModel) {
-      K = model_hyb_k(pattern_stats(a, tau), tau, hw);
+      K = model_hyb_k(pattern_stats(pattern, tau), tau, hw);
       h.k_rule = "model";
     } else {
-      K = paper_hyb_k(row_length_stats(lengths, a.ncols), tau, hw);
+      K = paper_hyb_k(row_length_stats(row_lengths(pattern), a.ncols), tau, hw);
       h.k_rule = "paper eq. 50";
     }
   } else if (opt.hyb_k == kHybKOneThird) {
-    K = hyb_k_one_third_rule(lengths);
+    Kokkos::View<std::int64_t*, M> count("kspmv::hyb::length_count", maxlen + 1);
+    const auto rp = a.row_ptr;
+    Kokkos::parallel_for(
+        "kspmv::hyb::length_count", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows),
+        KOKKOS_LAMBDA(const int i) { Kokkos::atomic_increment(&count(rp(i + 1) - rp(i))); });
+    auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), count);
+    K = a.nrows > 0 ? hyb_k_one_third_rule_of_counts(std::vector<std::int64_t>(hc.data(), hc.data() + hc.extent(0)))
+                    : 0;
     h.k_rule = "one third";
   } else {
     throw InvalidArgumentError("hyb: hyb_k = " + std::to_string(opt.hyb_k) +
@@ -81,18 +144,14 @@ HybDevice<Scalar, ExecSpace> to_hyb(const HostCsr<Scalar>& a, const ConvertOptio
   }
   K = std::min(maxlen, K);
   h.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
-  std::vector<ordinal_t> rows, cols;
-  std::vector<Scalar> vals;
-  for (ordinal_t i = 0; i < a.nrows; ++i)
-    for (offset_t k = a.row_ptr[i] + K; k < a.row_ptr[i + 1]; ++k) {
-      rows.push_back(i);
-      cols.push_back(a.col_idx[k]);
-      vals.push_back(a.values[k]);
-    }
-  h.coo = detail::build_coo<Scalar, ExecSpace>(a.nrows, a.ncols, rows, cols, vals, opt);
-  ExecSpace().fence();
+  h.coo = to_coo_device(detail::entries_past(space, a, K), opt);
+  space.fence();
   h.conversion_seconds = timer.seconds();
   return h;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+HybDevice<Scalar, ExecSpace> to_hyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_hyb(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, class XView, class YView>
