@@ -36,11 +36,15 @@ struct JadDevice {
   }
 };
 
+// On the device: rows sorted longest first (a device sort); n_d, the rows
+// longer than d, by a binary search of the sorted lengths for each d, and
+// jd_ptr by a scan of them; then a thread a row places its entries.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-JadDevice<Scalar, ExecSpace> to_jad(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using J = JadDevice<Scalar, ExecSpace>;
   using M = typename J::memory_space;
+  ExecSpace space;
   J j;
   j.nrows = a.nrows;
   j.ncols = a.ncols;
@@ -48,38 +52,61 @@ JadDevice<Scalar, ExecSpace> to_jad(const HostCsr<Scalar>& a, const ConvertOptio
   j.order = opt.output_order;
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("jad: " + std::to_string(a.nnz()) + " entries exceed its 32-bit index");
-  const auto len = row_lengths(a);
-  const auto perm = rows_by_length(len, true);
-  std::vector<int> rl(len.size());
-  for (std::size_t r = 0; r < perm.size(); ++r) rl[r] = static_cast<int>(len[perm[r]]);
-  j.ndiag = rl.empty() ? 0 : rl[0];
-  // n_d = rows longer than d: a decreasing staircase over the sorted rows.
-  std::vector<int> jd_ptr(static_cast<std::size_t>(j.ndiag) + 1, 0);
-  {
-    std::int64_t rows_longer = static_cast<std::int64_t>(rl.size());
-    for (int d = 0; d < j.ndiag; ++d) {
-      while (rows_longer > 0 && rl[rows_longer - 1] <= d) --rows_longer;
-      jd_ptr[d + 1] = jd_ptr[d] + static_cast<int>(rows_longer);
-    }
-  }
-  std::vector<int> idx(static_cast<std::size_t>(a.nnz()));
-  std::vector<Scalar> val(static_cast<std::size_t>(a.nnz()));
-  for (ordinal_t r = 0; r < a.nrows; ++r) {
-    const ordinal_t o = perm[r];
-    for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
-      const std::size_t pos = static_cast<std::size_t>(jd_ptr[k - a.row_ptr[o]] + r);
-      idx[pos] = a.col_idx[k];
-      val[pos] = a.values[k];
-    }
-  }
-  j.new_to_old = detail::upload<int, M>(perm, "kspmv::jad::new_to_old");
-  j.rl = detail::upload<int, M>(rl, "kspmv::jad::rl");
-  j.jd_ptr = detail::upload<int, M>(jd_ptr, "kspmv::jad::jd_ptr");
-  j.indices = detail::upload<int, M>(idx, "kspmv::jad::indices");
-  j.values = detail::upload<Scalar, M>(val, "kspmv::jad::values");
-  ExecSpace().fence();
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::jad::lengths");
+  const std::int64_t longest = longest_row(space, a.row_ptr);
+  const auto perm = detail::rows_by_length(space, len, longest, true, "kspmv::jad::new_to_old");
+  const int nrows = a.nrows;
+  j.ndiag = nrows > 0 ? static_cast<int>(longest) : 0;
+  j.rl = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::rl"), nrows);
+  const auto rl = j.rl;
+  Kokkos::parallel_for(
+      "kspmv::jad::rl", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows),
+      KOKKOS_LAMBDA(const int r) { rl(r) = len(perm(r)); });
+  j.jd_ptr = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::jd_ptr"),
+                                   j.ndiag + 1);
+  const auto jd_ptr = j.jd_ptr;
+  const int ndiag = j.ndiag;
+  Kokkos::parallel_scan(
+      "kspmv::jad::jd_ptr", Kokkos::RangePolicy<ExecSpace>(space, 0, ndiag + 1),
+      KOKKOS_LAMBDA(const int d, std::int64_t& sum, const bool final) {
+        if (final) jd_ptr(d) = static_cast<int>(sum);
+        if (d < ndiag) {
+          // Rows longer than d: the sorted lengths descend, so the first
+          // position whose length is <= d.
+          int lo = 0, hi = nrows;
+          while (lo < hi) {
+            const int mid = lo + (hi - lo) / 2;
+            if (rl(mid) > d) lo = mid + 1;
+            else hi = mid;
+          }
+          sum += lo;
+        }
+      });
+  j.indices = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::indices"),
+                                    a.nnz());
+  j.values = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::values"),
+                                      a.nnz());
+  const auto idx = j.indices;
+  const auto val = j.values;
+  const auto rp = a.row_ptr;
+  const auto col = a.col_idx;
+  const auto src = a.values;
+  Kokkos::parallel_for(
+      "kspmv::jad::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const int r) {
+        const int o = perm(r);
+        for (std::int64_t k = rp(o); k < rp(o + 1); ++k) {
+          idx(jd_ptr(k - rp(o)) + r) = col(k);
+          val(jd_ptr(k - rp(o)) + r) = src(k);
+        }
+      });
+  j.new_to_old = perm;
+  space.fence();
   j.conversion_seconds = timer.seconds();
   return j;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+JadDevice<Scalar, ExecSpace> to_jad(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_jad(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, class XView, class YView>

@@ -17,6 +17,8 @@
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
+#include "kspmv/core/device_build.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -55,60 +57,84 @@ struct PellrDevice {
   }
 };
 
+// On the device: rows sorted longest first (a device sort) where that cuts
+// N_iter by 5% (RowSort::Auto), each 32-row slice as wide as its longest
+// row (offsets by a scan), then a thread a row places its entries.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-PellrDevice<Scalar, ExecSpace> to_pellr(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using P = PellrDevice<Scalar, ExecSpace>;
   using M = typename P::memory_space;
+  ExecSpace space;
   P p;
   p.nrows = a.nrows;
   p.ncols = a.ncols;
   p.nnz = a.nnz();
   p.order = opt.output_order;
   p.kernel = opt.kernel;
-  const auto len = row_lengths(a);
-  auto perm = rows_by_length(len, true);
-  std::vector<std::int64_t> sorted_len(len.size());
-  for (std::size_t r = 0; r < perm.size(); ++r) sorted_len[r] = len[perm[r]];
-  p.ellr_iterations = warp_iterations(len);
-  p.pellr_iterations = warp_iterations(sorted_len);
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::pellr::lengths");
+  auto perm = detail::rows_by_length(space, len, longest_row(space, a.row_ptr), true, "kspmv::pellr::new_to_old");
+  p.ellr_iterations = detail::warp_iterations(space, len, detail::device_ints<ExecSpace>());
+  p.pellr_iterations = detail::warp_iterations(space, len, perm);
   p.sorted = opt.pellr_sort == RowSort::Always ||
              (opt.pellr_sort == RowSort::Auto && pellr_should_sort(p.ellr_iterations, p.pellr_iterations));
   if (!p.sorted) {
-    std::iota(perm.begin(), perm.end(), ordinal_t(0));
-    sorted_len = len;
+    Kokkos::parallel_for(
+        "kspmv::pellr::identity", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows),
+        KOKKOS_LAMBDA(const int r) { perm(r) = r; });
     p.pellr_iterations = p.ellr_iterations;
   }
-  p.nslices = static_cast<int>((static_cast<std::int64_t>(a.nrows) + P::slice - 1) / P::slice);
-  std::vector<int> width(static_cast<std::size_t>(p.nslices)), offset(static_cast<std::size_t>(p.nslices) + 1, 0);
+  constexpr int slice = P::slice;
+  p.nslices = static_cast<int>((static_cast<std::int64_t>(a.nrows) + slice - 1) / slice);
+  p.slice_width = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::pellr::slice_width"),
+                                        p.nslices);
+  p.slice_offset = Kokkos::View<int*, M>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::pellr::slice_offset"), p.nslices + 1);
+  const auto width = p.slice_width;
+  const auto offset = p.slice_offset;
+  const int nrows = a.nrows, nslices = p.nslices;
+  Kokkos::parallel_for(
+      "kspmv::pellr::slice_width", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices), KOKKOS_LAMBDA(const int s) {
+        int w = 0;
+        for (int r = s * slice; r < (s + 1) * slice && r < nrows; ++r) w = len(perm(r)) > w ? len(perm(r)) : w;
+        width(s) = w;
+      });
   std::int64_t total = 0;
-  for (int s = 0; s < p.nslices; ++s) {
-    const std::size_t b = static_cast<std::size_t>(s) * P::slice, e = std::min(b + P::slice, sorted_len.size());
-    width[s] = static_cast<int>(*std::max_element(sorted_len.begin() + b, sorted_len.begin() + e));
-    total += static_cast<std::int64_t>(width[s]) * P::slice;
-    if (total > std::numeric_limits<int>::max())
-      throw FormatCannotHoldError("pellr: " + std::to_string(total) + "+ slots exceed its 32-bit index");
-    offset[s + 1] = static_cast<int>(total);
-  }
-  std::vector<int> idx(static_cast<std::size_t>(total), -1);
-  std::vector<Scalar> val(static_cast<std::size_t>(total), Scalar(0));
-  for (ordinal_t r = 0; r < a.nrows; ++r) {
-    const ordinal_t o = perm[r];
-    const std::int64_t base = offset[r / P::slice] + r % P::slice;
-    for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
-      const std::size_t pos = static_cast<std::size_t>(base + (k - a.row_ptr[o]) * P::slice);
-      idx[pos] = a.col_idx[k];
-      val[pos] = a.values[k];
-    }
-  }
-  p.new_to_old = detail::upload<int, M>(perm, "kspmv::pellr::new_to_old");
-  p.slice_width = detail::upload<int, M>(width, "kspmv::pellr::slice_width");
-  p.slice_offset = detail::upload<int, M>(offset, "kspmv::pellr::slice_offset");
-  p.indices = detail::upload<int, M>(idx, "kspmv::pellr::indices");
-  p.values = detail::upload<Scalar, M>(val, "kspmv::pellr::values");
-  ExecSpace().fence();
+  Kokkos::parallel_scan(
+      "kspmv::pellr::slice_offset", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices + 1),
+      KOKKOS_LAMBDA(const int s, std::int64_t& sum, const bool final) {
+        if (final) offset(s) = sum <= 0x7fffffff ? static_cast<int>(sum) : -1;
+        if (s < nslices) sum += std::int64_t(width(s)) * slice;
+      },
+      total);
+  if (total > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("pellr: " + std::to_string(total) + " slots exceed its 32-bit index");
+  p.indices = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::pellr::indices"),
+                                    total);
+  Kokkos::deep_copy(space, p.indices, -1);
+  p.values = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::pellr::values"), total);
+  const auto idx = p.indices;
+  const auto val = p.values;
+  const auto rp = a.row_ptr;
+  const auto col = a.col_idx;
+  const auto src = a.values;
+  Kokkos::parallel_for(
+      "kspmv::pellr::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const int r) {
+        const int o = perm(r);
+        const std::int64_t base = offset(r / slice) + r % slice;
+        for (std::int64_t k = rp(o); k < rp(o + 1); ++k) {
+          idx(base + (k - rp(o)) * slice) = col(k);
+          val(base + (k - rp(o)) * slice) = src(k);
+        }
+      });
+  p.new_to_old = perm;
+  space.fence();
   p.conversion_seconds = timer.seconds();
   return p;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+PellrDevice<Scalar, ExecSpace> to_pellr(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_pellr(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 template <class Scalar, class ExecSpace, class XView, class YView>
