@@ -233,8 +233,8 @@ double one_median_seconds(F&& apply) {
 }
 
 // The better of two medians, each after its own warm-up. Whole cases still
-// ran 1.5-6x slow after one warm-up, a few in every suite run (sessions
-// 13-14: cage11 ELLR 23.6 against 6.3 us, af23560 DIA 34.5 against 5.3),
+// ran 1.5-6x slow after one warm-up, a few in every suite run (cage11
+// ELLR 23.6 against 6.3 us, af23560 DIA 34.5 against 5.3),
 // every sample of the case alike, as at a lowered GPU clock; a second
 // measurement of the case, independent of the first, rarely shares it.
 template <class F>

@@ -36,7 +36,7 @@ KSPMV_HOST_DEVICE inline int tpr_for_length(std::int64_t length, int max_tpr) {
 
 // CSR with vector_length lanes a row (csr-scalar: 1): whether the lanes
 // walk their rows with the lines kept in L1 (a few short steps a lane)
-// rather than streamed past it. Measured on the H100 (session 6): kept,
+// rather than streamed past it. Measured on the H100: kept,
 // csr-scalar is 1.21-1.32x faster on 7-point stencils but 0.88x on
 // 27-point ones, whose 32 rows a warp no longer fit L1. Shared by the
 // conversion and the model (only walked lines are found again in L2).

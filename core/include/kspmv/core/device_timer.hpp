@@ -7,7 +7,7 @@
 // it time the device alone, not the host's launch rate. A batch of tiny
 // SpMVs timed without it measures whichever is slower, the device or the
 // host queuing launches (3.3-4.4 us an SpMV on the H100 node, varying from
-// one calibration to the next by 1 us, session 11).
+// one calibration to the next by 1 us).
 #pragma once
 
 #include <Kokkos_Core.hpp>

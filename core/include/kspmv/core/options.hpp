@@ -37,7 +37,7 @@ enum class RowSort { Auto, Always, Never };
 // writes y once. Separate: the paper's ER slices sorted by count, a second pass
 // adding into y through yIdxER. Auto: inline up to kEhybInlineMaxNnz
 // nonzeros where the counts fit, separate beyond. (Measured on
-// the H100 with session 8's padded inline layout: inline 4-13% faster on
+// the H100 with a padded inline layout: inline 4-13% faster on
 // all seven FEM and stencil matrices of 5M-56M nonzeros, separate 5% and
 // 18% faster on the two of 104M and 116M.)
 enum class ErLayout { Auto, Inline, Separate };

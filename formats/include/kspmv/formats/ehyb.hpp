@@ -17,7 +17,7 @@
 //    (ehyb_er, ErLayout), sliced separately over the rows that have any,
 //    sorted by their count, with the map er_y back to y (yIdxER) and a
 //    second pass adding into y. Matrix bytes a nonzero on 264 METIS parts,
-//    all-padded inline (session 9) -> per slice: bracket P1 10.96 -> 10.44,
+//    all-padded inline -> per slice: bracket P1 10.96 -> 10.44,
 //    pipe P2 12.11 -> 10.51 (CSR 12.28 and 12.14).
 //
 // The kernel loads a part's x window into team scratch once; the part's
@@ -27,9 +27,9 @@
 // recomputes ER (the original skips it after the first call), and the
 // result is the same bits on every run. Padding is marked (0xFFFF / -1)
 // and skipped, so Inf or NaN in x never meets a padding zero.
-// Rows inside a part keep Algorithm 1's order in both layouts. (Session 8
-// chose, per part, among four orders the one that padded inline segments
-// least; slices that would pad much are now packed instead.)
+// Rows inside a part keep Algorithm 1's order in both layouts. (Choosing,
+// per part, among four orders the one that padded inline segments least
+// bought less than packing the slices that would pad much.)
 //
 // x and y: in the caller's order by default (the window load gathers x
 // through the permutation, y is written through it), or both in the
@@ -216,8 +216,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   // the paper's K: one part per SM, whose block of 1024 threads has 64
   // registers a lane and walks its slots eight a step. On the H100 that
   // measured 1.02-1.12x over two parts of 1024 threads at 32 registers
-  // (session 11; those had beaten four of 512 by 2-7% and eight of 256,
-  // session 8). The larger windows keep more entries in-part too.
+  // (which had beaten four of 512 by 2-7% and eight of 256). The larger
+  // windows keep more entries in-part too.
   const std::int64_t n = a.nrows;
   std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * rep.processors - 1) / (cap * rep.processors));
   K = std::max<std::int64_t>(K, per_sm);

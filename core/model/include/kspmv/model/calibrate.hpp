@@ -40,7 +40,7 @@ namespace detail {
 // launch queue (CUDA), the stream is parked behind a spinning kernel while
 // the host queues the batch, and events time the batch alone: timed with a
 // host clock, a batch of tiny SpMVs measured the host's launch rate, which
-// moved by 1 us from one calibration to the next (session 11). parked is
+// moved by 1 us from one calibration to the next. parked is
 // false where the batch could not be parked: a host space (device and
 // host times are the same there), or a format whose apply waits on the
 // device (a fence or a copy back), when the batch's wall time is kept.
@@ -130,7 +130,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co, const FormatTimer<Sc
     Kokkos::deep_copy(a, 1.0);
     // A quarter second of copies first, then the median of nine. The figure
     // (256 MB copies) reads 5-7% under the benchmark's 2 GiB copies on the
-    // H100 (2780 against 2978 GB/s, session 9): the efficiencies are fitted
+    // H100 (2780 against 2978 GB/s): the efficiencies are fitted
     // against it and used with it, so the model is consistent either way.
     std::vector<double> t(9);
     for (Kokkos::Timer warm; warm.seconds() < 0.25 * std::min(1.0, co.scale * 10);) {
@@ -283,7 +283,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co, const FormatTimer<Sc
     // over a band of 4096 (4096 rows of 192 entries: 4 packets of 512
     // threads, as on raefsky1). EHYB measured 165 ns there, and its
     // estimates on the small real matrices went 1.1-1.9x high with it
-    // (docs/PERFORMANCE.md, session 8): it keeps serial_ns.
+    // it keeps serial_ns.
     {
       const std::int64_t rows = std::max<std::int64_t>(1024, static_cast<std::int64_t>(4096 * shrink));
       const std::int64_t w = std::min<std::int64_t>(rows, 4096);  // distinct columns: 1000003 is coprime to w
@@ -302,7 +302,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co, const FormatTimer<Sc
     // warp's load touches up to 32 lines, which its SM looks up one by
     // one. Rows of 27 columns in a band of 128 (an odd length: rows of 32
     // put every lane's lines 128 or 256 bytes apart, the same L1 sets,
-    // and measured 1.4x slower a line on the H100, session 12's crowd),
+    // and measured 1.4x slower a line on the H100),
     // 16 warps an SM where L2 holds them; the time left after the longest
     // row's chain is the SMs' line time (model.hpp, line_ns). Devices
     // with warps only: a host space walks the rows one by one.

@@ -81,8 +81,8 @@ struct ModelHardware {
   // L2 (CSR bytes near_bytes), where the formats whose lanes walk their
   // own rows (csr-scalar, csr-adaptive) find the lines L1 dropped still
   // in L2: 1.4-1.8x faster per byte than on the stencil behind
-  // `efficiency` (CSR bytes far_bytes), whose refetches come from DRAM
-  // (session 13). Between the two sizes a matrix's DRAM efficiency moves
+  // `efficiency` (CSR bytes far_bytes), whose refetches come from DRAM.
+  // Between the two sizes a matrix's DRAM efficiency moves
   // from near to far (log-linear in its CSR bytes), as a factor
   // efficiency_near / efficiency on its own; none where absent.
   std::map<std::string, double> efficiency_near;
@@ -98,10 +98,9 @@ struct ModelHardware {
   // each walk a row of their own, touches up to 32 lines a load: its SMs'
   // line time (PatternStats::scalar_lines) adds to its longest row's
   // chain. Measured on rows of 27 columns in a band within L2, 16 warps an
-  // SM (calibrate()); absent, no line term. It replaced the crowd chain
-  // of session 12 (crowd_ns), which priced every warp's longest row at
-  // the crowd's per-row time whatever the number of warps: 1.3-2.2x high
-  // on the small real matrices.
+  // SM (calibrate()); absent, no line term. A crowd chain (crowd_ns) that
+  // priced every warp's longest row at the crowd's per-row time whatever
+  // the number of warps was 1.3-2.2x high on the small real matrices.
   std::map<std::string, double> line_ns;
   bool calibrated = false;
 };
@@ -194,8 +193,8 @@ double line_ns_of(const ModelHardware& hw, Format f);
 // host_us.FORMAT,
 // efficiency.FORMAT, efficiency_irregular.FORMAT, efficiency_l2.FORMAT,
 // efficiency_l2_irregular.FORMAT, chain_ns.FORMAT, chain_dram_ns.FORMAT and
-// line_ns.FORMAT. Session 12's crowd_ns.FORMAT and crowd_scattered_ns.FORMAT
-// are read and ignored (no longer part of the model).
+// line_ns.FORMAT. crowd_ns.FORMAT and crowd_scattered_ns.FORMAT, which
+// older files hold, are read and ignored (no longer part of the model).
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),

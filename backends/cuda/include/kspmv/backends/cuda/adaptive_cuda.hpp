@@ -69,7 +69,7 @@ __device__ __forceinline__ void adaptive_rows_block(const AdaptiveRows<Scalar>& 
     if constexpr (P == 0) {
       // Lanes of ranges with tpr < 8 walk at most 8 entries of their own
       // row (ranges give tpr by length), so its lines stay in L1. Measured
-      // on the H100 (session 6): 1.08-1.47x on the stencils, 0.92-1.10x on
+      // on the H100: 1.08-1.47x on the stencils, 0.92-1.10x on
       // the small real matrices (within their run-to-run noise).
       if (tpr < 8) {
         const unsigned long long pol = l2_evict_first_policy();

@@ -41,7 +41,7 @@ __device__ __forceinline__ T ld_stream(const T* p) {
 // evict-first (as ld_stream) to keep x and y there. Plain ld_stream drops
 // the line from L1 at once, so each of a row's entries refetched it from
 // L2 or DRAM: csr-scalar took 2.8-3.2x longer on lap3d:120 than on
-// lap3d:100 for 1.73x the data (session 5).
+// lap3d:100 for 1.73x the data.
 __device__ __forceinline__ unsigned long long l2_evict_first_policy() {
   unsigned long long pol;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
@@ -67,7 +67,7 @@ __device__ __forceinline__ float ld_walk(const float* p, unsigned long long pol)
 // is read once) with a row's padding at its end; or a lane's own
 // contiguous entries, exactly len of them, walked (ld_walk). The walk
 // never tests for padding: that test alone spilled 24 bytes a thread in
-// EHYB's 32-register kernels (ptxas, session 12).
+// EHYB's 32-register kernels (ptxas).
 struct PaddedSlab {
   static constexpr bool padded = true;
   template <class T>
@@ -93,7 +93,7 @@ struct WalkedRow {
 // ValuesAhead: the value loads do not wait for the columns (their only
 // dependency is the slot count), so a step costs one DRAM latency and the
 // x gather instead of two DRAM latencies; padding values are then fetched
-// too. Measured on the H100 (session 5): PELLR 1.03-1.24x on small
+// too. Measured on the H100: PELLR 1.03-1.24x on small
 // matrices and even on large ones, EHYB 1.00-1.08x; EVC-HYB 2-8% slower on
 // the FEM matrices, so it keeps the default; ELL's one width for all rows
 // would fetch all its padding.

@@ -23,7 +23,7 @@ namespace cuda_tuned {
 // (MinBlocks * Block) registers a thread. With one block of 1024 threads
 // (one part per SM, the default) a lane has 64 and loads eight slots a
 // step instead of four: twice the bytes in flight per round trip for the
-// latency-bound walk (session 11, FEM suite: 1.03-1.09x in the internal
+// latency-bound walk (FEM suite: 1.03-1.09x in the internal
 // order, 1.02-1.12x in the caller's).
 template <class Scalar, int Block, int MinBlocks>
 __global__ void __launch_bounds__(Block, MinBlocks)
