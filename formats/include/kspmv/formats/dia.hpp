@@ -63,7 +63,10 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
   const auto col = a.col_idx;
   Kokkos::parallel_for(
       "kspmv::dia::mark", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
-        for (std::int64_t k = rp(i); k < rp(i + 1); ++k) Kokkos::atomic_exchange(&used(col(k) - i + shift), 1);
+        // A plain read first: on a stencil every row hits the same few
+        // flags, and one atomic per entry on them serialised the pass.
+        for (std::int64_t k = rp(i); k < rp(i + 1); ++k)
+          if (used(col(k) - i + shift) == 0) Kokkos::atomic_exchange(&used(col(k) - i + shift), 1);
       });
   // Each occupied diagonal's number, in ascending offset.
   Kokkos::View<int*, M> slot(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::dia::slot"), span);
