@@ -15,25 +15,6 @@ using kspmv_test::from_triplets;
 
 namespace {
 
-struct FormatCase {
-  Format format;
-  KernelPath kernel;
-};
-
-std::vector<FormatCase> all_cases() {
-  std::vector<FormatCase> c;
-  for (const auto& d : known_formats())
-    for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) c.push_back({d.format, k});
-  return c;
-}
-
-std::string case_name(const ::testing::TestParamInfo<FormatCase>& i) {
-  std::string n = format_name(i.param.format);
-  for (auto& c : n)
-    if (c == '-') c = '_';
-  return n + (i.param.kernel == KernelPath::Portable ? "_portable" : "");
-}
-
 bool square_only(Format f) {
   for (const auto& d : known_formats())
     if (d.format == f) return d.square_only;
@@ -46,7 +27,7 @@ const std::vector<std::pair<double, double>> kAlphaBeta = {
 
 }  // namespace
 
-class FormatTest : public ::testing::TestWithParam<FormatCase> {
+class FormatTest : public ::testing::TestWithParam<kspmv_test::FormatCase> {
  protected:
   Format format() const { return GetParam().format; }
   ConvertOptions options() const { return kspmv_test::test_options(GetParam().kernel); }
@@ -223,7 +204,8 @@ TEST_P(FormatTest, ReportsNameStorageAndConversionTime) {
   EXPECT_GE(m.conversion_seconds(), 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, FormatTest, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(AllFormats, FormatTest, ::testing::ValuesIn(kspmv_test::format_cases()),
+                         kspmv_test::format_case_name);
 
 TEST(FormatNames, UnknownNameListsKnownOnes) {
   try {

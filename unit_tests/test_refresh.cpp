@@ -10,25 +10,6 @@ using namespace kspmv;
 
 namespace {
 
-struct RefreshCase {
-  Format format;
-  KernelPath kernel;
-};
-
-std::vector<RefreshCase> refresh_cases() {
-  std::vector<RefreshCase> c;
-  for (const auto& d : known_formats())
-    for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) c.push_back({d.format, k});
-  return c;
-}
-
-std::string refresh_case_name(const ::testing::TestParamInfo<RefreshCase>& i) {
-  std::string n = format_name(i.param.format);
-  for (auto& c : n)
-    if (c == '-') c = '_';
-  return n + (i.param.kernel == KernelPath::Portable ? "_portable" : "");
-}
-
 // The same pattern with other values (seeded), none zero: a slot left
 // stale or written twice shows.
 template <class Scalar>
@@ -69,7 +50,7 @@ bool same_bits(const std::vector<Scalar>& a, const std::vector<Scalar>& b) {
 
 }  // namespace
 
-class RefreshTest : public ::testing::TestWithParam<RefreshCase> {
+class RefreshTest : public ::testing::TestWithParam<kspmv_test::FormatCase> {
  protected:
   Format format() const { return GetParam().format; }
   ConvertOptions options() const { return kspmv_test::test_options(GetParam().kernel); }
@@ -164,7 +145,8 @@ TEST_P(RefreshTest, WithoutAValueMapRefreshIsUnsupported) {
   EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.5));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, RefreshTest, ::testing::ValuesIn(refresh_cases()), refresh_case_name);
+INSTANTIATE_TEST_SUITE_P(AllFormats, RefreshTest, ::testing::ValuesIn(kspmv_test::format_cases()),
+                         kspmv_test::format_case_name);
 
 // The CSR formats keep the CSR order: their refresh is a copy, no map.
 TEST(Refresh, CsrOrderKeepsNoMap) {

@@ -49,6 +49,25 @@ std::vector<Scalar> random_vector(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
+// Every format of the list on both kernel paths: the parameters of the
+// format-wide tests, named like "csr_adaptive_portable".
+struct FormatCase {
+  kspmv::Format format;
+  kspmv::KernelPath kernel;
+};
+inline std::vector<FormatCase> format_cases() {
+  std::vector<FormatCase> c;
+  for (const auto& d : kspmv::known_formats())
+    for (kspmv::KernelPath k : {kspmv::KernelPath::Auto, kspmv::KernelPath::Portable}) c.push_back({d.format, k});
+  return c;
+}
+inline std::string format_case_name(const ::testing::TestParamInfo<FormatCase>& i) {
+  std::string n = kspmv::format_name(i.param.format);
+  for (auto& c : n)
+    if (c == '-') c = '_';
+  return n + (i.param.kernel == kspmv::KernelPath::Portable ? "_portable" : "");
+}
+
 // Options for correctness tests: DIA and ELL take up to 64x padding (so
 // they are exercised on irregular matrices too, within test memory), the
 // kernel path as asked.

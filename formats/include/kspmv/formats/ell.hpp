@@ -47,42 +47,9 @@ struct EllDevice {
 
 namespace detail {
 // The first min(len, K) entries of every row into an ELL of width K; the
-// caller decides what happens to the rest (HYB puts them into COO).
-template <class Scalar, class ExecSpace>
-EllDevice<Scalar, ExecSpace> build_ell(const HostCsr<Scalar>& a, std::int64_t K, const ConvertOptions& opt) {
-  using E = EllDevice<Scalar, ExecSpace>;
-  E e;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.kernel = opt.kernel;
-  constexpr int slice = kEllSliceRows;
-  const std::int64_t rows = (static_cast<std::int64_t>(a.nrows) + slice - 1) / slice * slice;
-  if (static_cast<long double>(rows) * K > std::numeric_limits<int>::max())
-    throw FormatCannotHoldError("ell: " + std::to_string(rows) + " padded rows x width " + std::to_string(K) +
-                                " exceed its 32-bit index");
-  check_allocation<ExecSpace>(rows * K * static_cast<std::int64_t>(sizeof(Scalar) + sizeof(int)),
-                              "ell: " + std::to_string(rows) + " padded rows x width " + std::to_string(K),
-                              opt.memory_budget_bytes);
-  e.width = static_cast<int>(K);
-  e.padded_rows = static_cast<int>(rows);
-  std::vector<int> idx(static_cast<std::size_t>(rows * K), -1);
-  std::vector<Scalar> val(static_cast<std::size_t>(rows * K), Scalar(0));
-  for (ordinal_t i = 0; i < a.nrows; ++i) {
-    const std::int64_t len = std::min<std::int64_t>(a.row_length(i), K);
-    const std::int64_t base = ell_row_base(static_cast<int>(i), e.width);
-    for (std::int64_t n = 0; n < len; ++n) {
-      idx[static_cast<std::size_t>(base + n * slice)] = a.col_idx[a.row_ptr[i] + n];
-      val[static_cast<std::size_t>(base + n * slice)] = a.values[a.row_ptr[i] + n];
-    }
-    e.nnz += len;
-  }
-  e.indices = upload<int, typename E::memory_space>(idx, "kspmv::ell::indices");
-  e.values = upload<Scalar, typename E::memory_space>(val, "kspmv::ell::values");
-  return e;
-}
-
-// The same on the device, from a device CSR: padding (-1, 0) written
-// first, then a thread a row places its first min(len, K) entries.
+// caller decides what happens to the rest (HYB puts them into COO). On
+// the device: padding (-1, 0) written first, then a thread a row places
+// its entries.
 template <class Scalar, class ExecSpace>
 EllDevice<Scalar, ExecSpace> build_ell(const DeviceCsr<Scalar, ExecSpace>& a, std::int64_t K, const ConvertOptions& opt) {
   using E = EllDevice<Scalar, ExecSpace>;
