@@ -1,19 +1,7 @@
 # Malformed numbers and values out of range are refused before anything
 # runs, with exit code 2 and a message naming the option and what it
 # wants. EXE: the kspmv program.
-function(expect_refused expect)
-  execute_process(COMMAND ${EXE} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  list(JOIN ARGN " " line)
-  if(NOT rc EQUAL 2)
-    message(FATAL_ERROR "kspmv ${line}: exit code ${rc}, expected 2 (bad command line)\n${out}${err}")
-  endif()
-  if(NOT err MATCHES "${expect}")
-    message(FATAL_ERROR "kspmv ${line}: the message does not match '${expect}':\n${err}")
-  endif()
-  if(NOT out STREQUAL "")
-    message(FATAL_ERROR "kspmv ${line}: printed on stdout although refused:\n${out}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake)
 
 expect_refused("--reps: must be a positive integer, not 'abc'" spmv lap1d:10 --format csr --reps abc)
 expect_refused("--reps: must be a positive integer, not '1.5'" spmv lap1d:10 --format csr --reps 1.5)

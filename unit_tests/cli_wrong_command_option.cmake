@@ -4,16 +4,7 @@
 file(MAKE_DIRECTORY ${WORK})
 file(REMOVE ${WORK}/out.mtx)
 
-function(expect_refused expect)
-  execute_process(COMMAND ${EXE} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  list(JOIN ARGN " " line)
-  if(NOT rc EQUAL 2)
-    message(FATAL_ERROR "kspmv ${line}: exit code ${rc}, expected 2 (bad command line)\n${out}${err}")
-  endif()
-  if(NOT err MATCHES "${expect}")
-    message(FATAL_ERROR "kspmv ${line}: the message does not match '${expect}':\n${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake)
 
 # --reps is spmv's; both spellings of the value.
 expect_refused("unexpected arguments for `kspmv convert`: --reps 5.*--reps is an option of `kspmv spmv`"
