@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "kspmv/core/format.hpp"
 #include "kspmv/core/progress.hpp"
 
 namespace kspmv {
@@ -56,6 +57,14 @@ constexpr std::int64_t kEhybInlineMaxRowExtra = 65535;
 // rmat-20's 8 MB y lost 6% with it, so it scatters). The workspace makes
 // two concurrent SpMVs with one such matrix on different streams unsafe.
 enum class CallerY { Auto, Scatter, Gather };
+
+// When a Matrix builds A^T, the matrix that mode "T" of kspmv::spmv applies
+// (built on the device from A's pattern: docs/ARCHITECTURE.md).
+// OnFirstUse: at the first "T" apply; the matrix keeps A's pattern on the
+// device until then (the caller's views where it came from device views,
+// else a copy: 4 bytes a nonzero and 8 a row). AtConversion: at once, in
+// convert(). Never: keeps nothing; "T" is an UnsupportedError.
+enum class TransposeBuild { OnFirstUse, AtConversion, Never };
 
 constexpr std::int64_t kHybKOneThird = -1, kHybKModel = -2, kHybKPaper = -3;
 
@@ -122,6 +131,11 @@ struct ConvertOptions {
   // bytes a nonzero on the device, none for formats that keep the CSR
   // order). Off: no map, no refresh.
   bool value_map = true;
+  // A^T for mode "T" (see TransposeBuild), in transpose_format: Auto lets
+  // the model pick among the formats built on the device, so building A^T
+  // costs a few SpMVs, not a host conversion.
+  TransposeBuild transpose = TransposeBuild::OnFirstUse;
+  Format transpose_format = Format::Auto;
   ProgressFn progress;  // long conversions report here
 };
 

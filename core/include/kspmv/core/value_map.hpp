@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -140,42 +141,18 @@ class ValueMap {
       Kokkos::deep_copy(space, views[0], values);
       return;
     }
-    values_view v[kMaxViews];
-    int start[kMaxViews] = {0, 0, 0};
-    for (std::size_t j = 0; j < views.size(); ++j) {
-      v[j] = views[j];
-      start[j] = static_cast<int>(starts_[j]);
-    }
-    // Slots past the last view's start fall in it; a view absent here has
-    // a start past every slot.
-    for (std::size_t j = views.size(); j < kMaxViews; ++j) start[j] = std::numeric_limits<int>::max();
-    const auto v0 = v[0], v1 = v[1], v2 = v[2];
-    const int s1 = start[1], s2 = start[2];
+    const Slots slots(views, starts_);
     const auto slot = slot_;
     Kokkos::parallel_for(
-        "kspmv::value_map::scatter", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_), KOKKOS_LAMBDA(const std::int64_t k) {
-          const int s = slot(k);
-          if (s < s1)
-            v0(s) = values(k);
-          else if (s < s2)
-            v1(s - s1) = values(k);
-          else
-            v2(s - s2) = values(k);
-        });
+        "kspmv::value_map::scatter", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_),
+        KOKKOS_LAMBDA(const std::int64_t k) { slots.at(slot(k)) = values(k); });
   }
 
   // Each canonical entry the sum of its input entries, in input order, into
   // its slot (scatter() with merge lists; public only because CUDA's
   // device lambdas cannot live in private members).
   void scatter_merged(const ExecSpace& space, const const_values_view& values, const views_type& views) const {
-    values_view v[kMaxViews];
-    int start[kMaxViews];
-    for (std::size_t j = 0; j < kMaxViews; ++j) {
-      if (j < views.size()) v[j] = views[j];
-      start[j] = j < views.size() ? static_cast<int>(starts_[j]) : std::numeric_limits<int>::max();
-    }
-    const auto v0 = v[0], v1 = v[1], v2 = v[2];
-    const int s1 = start[1], s2 = start[2];
+    const Slots slots(views, starts_);
     const auto slot = slot_;
     const bool identity = identity_;
     const auto off = merge_offsets_;
@@ -185,15 +162,67 @@ class ValueMap {
         KOKKOS_LAMBDA(const std::int64_t c) {
           Scalar sum = values(from(off(c)));
           for (int j = off(c) + 1; j < off(c + 1); ++j) sum += values(from(j));
-          const int s = identity ? static_cast<int>(c) : slot(c);
-          if (s < s1)
-            v0(s) = sum;
-          else if (s < s2)
-            v1(s - s1) = sum;
-          else
-            v2(s - s2) = sum;
+          slots.at(identity ? static_cast<int>(c) : slot(c)) = sum;
         });
   }
+
+  // The values the format holds, in the order of the CSR it was built from
+  // (nnz() of them, duplicates already summed): the inverse of scatter().
+  void gather(const ExecSpace& space, const views_type& views, const values_view& out) const {
+    if (identity_) {
+      Kokkos::deep_copy(space, out, views[0]);
+      return;
+    }
+    const Slots slots(views, starts_);
+    const auto slot = slot_;
+    Kokkos::parallel_for(
+        "kspmv::value_map::gather", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_),
+        KOKKOS_LAMBDA(const std::int64_t k) { out(k) = slots.at(slot(k)); });
+  }
+
+  // This map is of a format built from a reordering of a CSR's entries
+  // (entry p of the reordering is entry source(p) of the original): the
+  // map that takes the original's values instead, so one scatter refreshes
+  // the reordered format (A^T from A's values), with `original`'s merge
+  // lists where its input was merged.
+  ValueMap reindexed(const ExecSpace& space, const Kokkos::View<const int*, memory_space>& source,
+                     const ValueMap& original) const {
+    ValueMap m = *this;
+    m.identity_ = false;
+    m.slot_ = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::value_map::slot"), nnz_);
+    const auto to = m.slot_;
+    const auto from = slot_;
+    const bool identity = identity_;
+    Kokkos::parallel_for(
+        "kspmv::value_map::reindex", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_),
+        KOKKOS_LAMBDA(const std::int64_t p) { to(source(p)) = identity ? static_cast<int>(p) : from(p); });
+    m.merge_offsets_ = original.merge_offsets_;
+    m.merge_entries_ = original.merge_entries_;
+    return m;
+  }
+
+  // Slot s of the concatenated value views (public for the same reason).
+  struct Slots {
+    values_view v0, v1, v2;
+    int s1 = std::numeric_limits<int>::max(), s2 = std::numeric_limits<int>::max();
+    Slots(const views_type& views, const std::vector<std::int64_t>& starts) {
+      if (views.size() > 0) v0 = views[0];
+      if (views.size() > 1) {
+        v1 = views[1];
+        s1 = static_cast<int>(starts[1]);
+      }
+      if (views.size() > 2) {
+        v2 = views[2];
+        s2 = static_cast<int>(starts[2]);
+      }
+    }
+    KOKKOS_INLINE_FUNCTION Scalar& at(const int s) const {
+      if (s < s1) return v0(s);
+      if (s < s2) return v1(s - s1);
+      return v2(s - s2);
+    }
+  };
 
   bool valid() const { return valid_; }
   // Device bytes the map holds: 4 a nonzero (0 where the format keeps the

@@ -16,4 +16,5 @@
 #include "kspmv/model/model.hpp"
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/matrix.hpp"
+#include "kspmv/spmv.hpp"
 #include "kspmv/calibrate.hpp"

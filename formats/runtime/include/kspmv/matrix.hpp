@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <new>
@@ -21,6 +22,7 @@
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_csr.hpp"
+#include "kspmv/core/transpose.hpp"
 #include "kspmv/core/value_map.hpp"
 #include "kspmv/core/device_util.hpp"
 #include <Kokkos_Timer.hpp>
@@ -76,6 +78,10 @@ struct AnyFormat {
   virtual const ValueMap<Scalar, ExecSpace>& value_map() const = 0;
   // Writes values (the CSR order of the conversion) into the format.
   virtual void scatter_values(const ExecSpace& space, const const_vector_type& values) const = 0;
+  // Reads the values back in the CSR order of the conversion (needs a map).
+  virtual void gather_values(const ExecSpace& space, const vector_type& out) const = 0;
+  // The same format (its views shared) refreshed through another map.
+  virtual std::shared_ptr<const AnyFormat> with_map(ValueMap<Scalar, ExecSpace> m) const = 0;
 };
 
 template <class Scalar, class ExecSpace, class F>
@@ -87,6 +93,12 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   const ValueMap<Scalar, ExecSpace>& value_map() const override { return map; }
   void scatter_values(const ExecSpace& space, const typename base::const_vector_type& values) const override {
     map.scatter(space, values, value_views(f));
+  }
+  void gather_values(const ExecSpace& space, const typename base::vector_type& out) const override {
+    map.gather(space, value_views(f), out);
+  }
+  std::shared_ptr<const base> with_map(ValueMap<Scalar, ExecSpace> m) const override {
+    return std::make_shared<FormatHolder>(F(f), std::move(m));
   }
   void apply(const ExecSpace& space, Scalar alpha, const typename base::const_vector_type& x, Scalar beta,
              const typename base::vector_type& y) const override {
@@ -216,7 +228,95 @@ class Matrix {
     }
     ExecSpace().fence();
     m.conversion_seconds_ = timer.seconds();
+    if (opt.transpose != TransposeBuild::Never) {
+      m.transpose_ = std::make_shared<TransposeState>();
+      m.transpose_->pattern = device_pattern(a);
+      m.transpose_->opt = opt;
+      m.transpose_->opt.transpose = TransposeBuild::Never;
+      m.transpose_->opt.output_order = OutputOrder::Caller;
+      if (opt.transpose == TransposeBuild::AtConversion) {
+        const auto& d = device_view(a);
+        m.build_transpose(ExecSpace(), d.values);
+      }
+    }
     return m;
+  }
+
+  // A's pattern on the device for a later transpose: a device input's own
+  // views (no copy), a host input's uploaded.
+  static device_csr_type device_pattern(const device_csr_type& a) {
+    device_csr_type p = a;
+    p.values = {};
+    return p;
+  }
+  static device_csr_type device_pattern(const HostCsr<Scalar>& a) {
+    using M = memory_space;
+    device_csr_type p;
+    p.nrows = a.nrows;
+    p.ncols = a.ncols;
+    p.row_ptr = detail::upload<offset_t, M>(a.row_ptr, "kspmv::transpose::pattern_row_ptr");
+    p.col_idx = detail::upload<ordinal_t, M>(a.col_idx, "kspmv::transpose::pattern_col_idx");
+    return p;
+  }
+
+  // Whether format f's conversion runs on the device (its builder takes a
+  // DeviceCsr): the candidates for A^T when the model picks it.
+  static bool built_on_device(Format f) {
+    switch (f) {
+#define KSPMV_DEVICE_BUILT_CASE(E, name, builder, square_only, summary)                                   \
+  case Format::E: {                                                                                      \
+    auto probe = [](const auto& in, const ConvertOptions& o) -> decltype(builder<Scalar, ExecSpace>(in, o)) { \
+      return builder<Scalar, ExecSpace>(in, o);                                                          \
+    };                                                                                                   \
+    return std::is_invocable<decltype(probe), const device_csr_type&, const ConvertOptions&>::value;     \
+  }
+      KSPMV_FORMAT_LIST(KSPMV_DEVICE_BUILT_CASE)
+#undef KSPMV_DEVICE_BUILT_CASE
+      case Format::Auto: break;
+    }
+    return false;
+  }
+
+  // The model's fastest format for `t` among those built on the device.
+  static Format pick_built_on_device(const device_csr_type& t, const ConvertOptions& opt) {
+    const int tau = static_cast<int>(sizeof(Scalar));
+    const auto& hw = default_model();
+    std::optional<HostCsr<Scalar>> copy;
+    const auto stats = pattern_stats(host_view(t, copy), tau, hw);
+    for (const auto& e : estimate_all(stats, tau, hw, opt.max_fill))
+      if (e.feasible && built_on_device(e.format)) return e.format;
+    return Format::CsrAdaptive;
+  }
+
+  // Builds A^T from A's pattern and `values` (A's CSR order; empty: read
+  // back from A through its value map), then points its value map at A's
+  // entries, so that update_values(A's values) refreshes both.
+  void build_transpose(const ExecSpace& space, const const_vector_type& values) const {
+    TransposeState& st = *transpose_;
+    Kokkos::Timer timer;
+    device_csr_type d = st.pattern;
+    if (values.extent(0) == static_cast<std::size_t>(nnz_)) {
+      d.values = values;
+    } else {
+      if (!refreshable())
+        throw UnsupportedError(std::string(name()) +
+                               ": mode \"T\" needs A's values, and this matrix was converted with "
+                               "ConvertOptions::value_map off; convert with transpose = TransposeBuild::AtConversion");
+      vector_type v(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::transpose::a_values"), nnz_);
+      impl_->gather_values(space, v);
+      d.values = v;
+    }
+    const auto tr = transpose_csr(space, d);
+    space.fence();
+    const Format f = st.opt.transpose_format == Format::Auto ? pick_built_on_device(tr.csr, st.opt)
+                                                             : st.opt.transpose_format;
+    Matrix t = convert_any(tr.csr, f, st.opt);
+    if (refreshable() && t.refreshable())
+      t.impl_ = t.impl_->with_map(t.impl_->value_map().reindexed(space, tr.source, impl_->value_map()));
+    space.fence();
+    st.matrix = std::make_shared<const Matrix>(std::move(t));
+    st.pattern = {};  // A^T's map now refreshes it: the pattern is not needed again
+    st.seconds = timer.seconds();
   }
 
   // The pattern phase builds the format from the tagged pattern, the value
@@ -313,8 +413,48 @@ class Matrix {
       throw UnsupportedError(std::string(name()) +
                              " update_values: converted with ConvertOptions::value_map off, so no value map was kept");
     impl_->scatter_values(space, values);
+    if (transpose_) {
+      std::lock_guard<std::mutex> guard(transpose_->lock);
+      if (transpose_->matrix) transpose_->matrix->impl_->scatter_values(space, values);
+    }
   }
   void update_values(const const_vector_type& values) { update_values(ExecSpace(), values); }
+
+  // A^T, the matrix mode "T" of kspmv::spmv applies: built on `space` at
+  // the first call where ConvertOptions::transpose is OnFirstUse (then
+  // kept, shared by copies of this Matrix, refreshed by update_values).
+  // Throws UnsupportedError where transpose is Never, or the matrix
+  // computes in its internal order.
+  const Matrix& transposed(const ExecSpace& space) const {
+    if (!impl_) throw InvalidArgumentError("transpose of an empty kspmv::Matrix");
+    if (impl_->in_internal_order())
+      throw UnsupportedError(std::string(name()) +
+                             ": mode \"T\" of a matrix converted with OutputOrder::Internal (its rows are renumbered)");
+    if (!transpose_)
+      throw UnsupportedError(std::string(name()) +
+                             ": mode \"T\" on a matrix converted with ConvertOptions::transpose = Never");
+    std::lock_guard<std::mutex> guard(transpose_->lock);
+    if (!transpose_->matrix) build_transpose(space, const_vector_type());
+    return *transpose_->matrix;
+  }
+  // Whether A^T exists now, its device bytes (format, value map; before
+  // it is built, the pattern kept for it) and the seconds its build took.
+  bool transpose_built() const {
+    if (!transpose_) return false;
+    std::lock_guard<std::mutex> guard(transpose_->lock);
+    return transpose_->matrix != nullptr;
+  }
+  std::size_t transpose_bytes() const {
+    if (!transpose_) return 0;
+    std::lock_guard<std::mutex> guard(transpose_->lock);
+    if (transpose_->matrix) return transpose_->matrix->storage_bytes() + transpose_->matrix->value_map_bytes();
+    return transpose_->pattern.row_ptr.span() * sizeof(offset_t) + transpose_->pattern.col_idx.span() * sizeof(ordinal_t);
+  }
+  double transpose_seconds() const {
+    if (!transpose_) return 0;
+    std::lock_guard<std::mutex> guard(transpose_->lock);
+    return transpose_->seconds;
+  }
   Properties properties() const {
     Properties p = impl_ ? impl_->properties() : Properties{};
     if (auto_picked_) p.insert(p.begin(), {"picked_by", "model (format auto)"});
@@ -334,7 +474,17 @@ class Matrix {
     return std::make_shared<detail::FormatHolder<Scalar, ExecSpace, std::decay_t<F>>>(std::forward<F>(f), std::move(map));
   }
 
+  // A^T and what builds it, shared by copies of the Matrix (as impl_ is).
+  struct TransposeState {
+    std::mutex lock;
+    device_csr_type pattern;  // A's, until A^T is built
+    ConvertOptions opt;       // A^T's conversion
+    std::shared_ptr<const Matrix> matrix;
+    double seconds = 0;
+  };
+
   std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> impl_;
+  std::shared_ptr<TransposeState> transpose_;
   Format format_ = Format::Csr;
   ordinal_t nrows_ = 0, ncols_ = 0;
   std::int64_t nnz_ = 0;

@@ -1,0 +1,250 @@
+// kspmv::spmv, the Kokkos Kernels-style call: modes N/T/C/H, rank-1 and
+// rank-2 views in both layouts, alpha/beta cases, for every format and
+// kernel path, against the host reference; A^T built on the device is
+// deterministic and refreshed by update_values; bad calls are typed errors
+// that change nothing.
+#include <cstring>
+
+#include "kspmv/spmv.hpp"
+#include "test_support.hpp"
+
+using namespace kspmv;
+
+namespace {
+
+template <class Scalar, class Layout>
+using block = Kokkos::View<Scalar**, Layout, typename Matrix<Scalar>::memory_space>;
+
+template <class Scalar, class Layout>
+block<Scalar, Layout> to_device(const std::vector<std::vector<Scalar>>& cols, std::int64_t rows) {
+  block<Scalar, Layout> v("v", rows, cols.size());
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t j = 0; j < cols.size(); ++j)
+    for (std::int64_t i = 0; i < rows; ++i) h(i, j) = cols[j][i];
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+template <class V>
+std::vector<typename V::non_const_value_type> column_of(const V& v, std::size_t j) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  std::vector<typename V::non_const_value_type> c(v.extent(0));
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = h(i, j);
+  return c;
+}
+
+template <class Scalar>
+std::vector<std::vector<Scalar>> random_columns(std::int64_t rows, int k, std::uint64_t seed, bool nan = false) {
+  std::vector<std::vector<Scalar>> c;
+  for (int j = 0; j < k; ++j) {
+    c.push_back(kspmv_test::random_vector<Scalar>(static_cast<std::size_t>(rows), seed + 17 * j));
+    if (nan)
+      for (auto& v : c.back()) v = std::numeric_limits<Scalar>::quiet_NaN();
+  }
+  return c;
+}
+
+// Y = alpha op(A) X + beta Y through kspmv::spmv, each column checked
+// against the reference on A or its host transpose.
+template <class Scalar, class Layout>
+::testing::AssertionResult mode_matches_reference(const HostCsr<Scalar>& a, const HostCsr<Scalar>& at,
+                                                  const Matrix<Scalar>& m, const char* mode, int k, Scalar alpha,
+                                                  Scalar beta) {
+  const bool t = mode[0] == 'T' || mode[0] == 'H';
+  const HostCsr<Scalar>& op = t ? at : a;
+  const auto xs = random_columns<Scalar>(op.ncols, k, 5);
+  const auto y0 = random_columns<Scalar>(op.nrows, k, 9, beta == Scalar(0));
+  const auto x = to_device<Scalar, Layout>(xs, op.ncols);
+  const auto y = to_device<Scalar, Layout>(y0, op.nrows);
+  if (k == 1) {
+    // Rank 1: the first column as its own view.
+    auto x1 = Kokkos::subview(x, Kokkos::ALL, 0);
+    auto y1 = Kokkos::subview(y, Kokkos::ALL, 0);
+    kspmv::spmv(mode, alpha, m, x1, beta, y1);
+  } else {
+    typename block<Scalar, Layout>::const_type xc = x;
+    kspmv::spmv(mode, alpha, m, xc, beta, y);
+  }
+  Kokkos::fence();
+  for (int j = 0; j < k; ++j) {
+    const auto c = check_spmv(op, alpha, xs[j], beta, y0[j], column_of(y, j));
+    if (!c.ok)
+      return ::testing::AssertionFailure() << m.name() << " mode " << mode << " k=" << k << " column " << j
+                                           << " alpha=" << alpha << " beta=" << beta << ": " << c.message;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+template <class Scalar>
+std::vector<Scalar> transpose_product(const Matrix<Scalar>& m, std::uint64_t seed) {
+  using V = typename Matrix<Scalar>::vector_type;
+  const auto x = kspmv_test::random_vector<Scalar>(static_cast<std::size_t>(m.nrows()), seed);
+  V dx = detail::upload<Scalar, typename Matrix<Scalar>::memory_space>(x, "x");
+  V dy("y", m.ncols());
+  kspmv::spmv("T", Scalar(1), m, dx, Scalar(0), dy);
+  Kokkos::fence();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  return std::vector<Scalar>(h.data(), h.data() + h.extent(0));
+}
+
+template <class Scalar>
+bool same_bits(const std::vector<Scalar>& a, const std::vector<Scalar>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0);
+}
+
+}  // namespace
+
+class SpmvOperatorTest : public ::testing::TestWithParam<kspmv_test::FormatCase> {
+ protected:
+  Format format() const { return GetParam().format; }
+  ConvertOptions options() const { return kspmv_test::test_options(GetParam().kernel); }
+  bool holds(const HostCsr<double>& a) const {
+    for (const auto& d : known_formats())
+      if (d.format == format() && d.square_only && a.nrows != a.ncols) return false;
+    return kspmv_test::padded_fill(format(), a) <= kspmv_test::kTestMaxFill;
+  }
+
+  template <class Scalar>
+  void check_modes(const HostCsr<Scalar>& a, const std::string& what) {
+    const auto m = Matrix<Scalar>::convert(a, format(), options());
+    const auto at = transpose(a);
+    const std::pair<Scalar, Scalar> ab[] = {{Scalar(1), Scalar(0)}, {Scalar(2), Scalar(-0.5)}, {Scalar(0), Scalar(3)}};
+    for (const char* mode : {"N", "T", "C", "H"})
+      for (int k : {1, 2, 3, 8, 17})
+        for (const auto& [alpha, beta] : ab) {
+          EXPECT_TRUE((mode_matches_reference<Scalar, Kokkos::LayoutLeft>(a, at, m, mode, k, alpha, beta))) << what;
+          EXPECT_TRUE((mode_matches_reference<Scalar, Kokkos::LayoutRight>(a, at, m, mode, k, alpha, beta)))
+              << what << " (LayoutRight)";
+        }
+  }
+};
+
+TEST_P(SpmvOperatorTest, ModesLayoutsAndColumnsMatchTheReference) {
+  std::vector<std::tuple<int, int, double>> rect;
+  Rng rng(3);
+  for (int e = 0; e < 400; ++e)
+    rect.emplace_back(static_cast<int>(rng.uniform() * 60), static_cast<int>(rng.uniform() * 97), rng.uniform() - 0.5);
+  const std::pair<std::string, HostCsr<double>> cases[] = {
+      {"lap3d:6", generate<double>("lap3d:6")},
+      {"powerlaw:700:6", generate<double>("powerlaw:700:6")},
+      {"rectangular 60x97", kspmv_test::from_triplets<double>(60, 97, rect)},
+  };
+  for (const auto& [what, a] : cases) {
+    if (!holds(a)) continue;
+    check_modes(a, what);
+    check_modes(convert_scalar<float>(a), what + " (float)");
+  }
+}
+
+// A^T is built with a fixed order: two conversions, the same bits; after
+// update_values, the bits of a fresh conversion of the new values.
+TEST_P(SpmvOperatorTest, TransposeIsDeterministicAndRefreshed) {
+  const auto a = generate<double>("rmat:9:6");
+  if (!holds(a)) GTEST_SKIP();
+  auto m = Matrix<double>::convert(a, format(), options());
+  EXPECT_FALSE(m.transpose_built());
+  const auto first = transpose_product(m, 4);
+  EXPECT_TRUE(m.transpose_built());
+  EXPECT_GT(m.transpose_bytes(), 0u);
+  EXPECT_TRUE(same_bits(first, transpose_product(Matrix<double>::convert(a, format(), options()), 4)));
+  HostCsr<double> b = a;
+  for (std::size_t k = 0; k < b.values.size(); ++k) b.values[k] = 1.0 + double(k % 13) / 7;
+  m.update_values(detail::upload<double, Matrix<double>::memory_space>(b.values, "b"));
+  EXPECT_TRUE(same_bits(transpose_product(m, 6), transpose_product(Matrix<double>::convert(b, format(), options()), 6)));
+  // Built at conversion: the same bits as built on first use.
+  auto opt = options();
+  opt.transpose = TransposeBuild::AtConversion;
+  const auto eager = Matrix<double>::convert(b, format(), opt);
+  EXPECT_TRUE(eager.transpose_built());
+  EXPECT_TRUE(same_bits(transpose_product(eager, 6), transpose_product(m, 6)));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, SpmvOperatorTest, ::testing::ValuesIn(kspmv_test::format_cases()),
+                         kspmv_test::format_case_name);
+
+// Duplicates in a device CSR are summed at build; a refresh with input
+// values sums them again, in A^T as in A.
+TEST(SpmvOperator, TransposeOfMergedInputSumsDuplicatesOnRefresh) {
+  using M = Matrix<double>;
+  using mem = M::memory_space;
+  // Row 0 holds column 2 twice and unsorted columns.
+  const std::vector<offset_t> rp = {0, 3, 4, 6};
+  const std::vector<ordinal_t> ci = {2, 0, 2, 1, 2, 0};
+  const std::vector<double> v1 = {1, 2, 3, 4, 5, 6}, v2 = {10, 20, 30, 40, 50, 60};
+  auto m = M::from_device_views(3, 3, detail::upload<offset_t, mem>(rp, "rp"), detail::upload<ordinal_t, mem>(ci, "ci"),
+                                detail::upload<double, mem>(v1, "v"), Format::Pellr);
+  HostCoo<double> c(3, 3);
+  for (int i = 0; i < 3; ++i)
+    for (offset_t k = rp[i]; k < rp[i + 1]; ++k) c.add(i, ci[k], v2[k]);
+  const auto b = to_csr(c);  // sums the duplicates
+  m.update_values(detail::upload<double, mem>(v2, "v2"));
+  const auto bt = transpose(b);
+  const std::vector<double> x = {1, -2, 0.5};
+  M::vector_type dx = detail::upload<double, mem>(x, "x"), dy("y", 3);
+  kspmv::spmv("T", 1.0, m, dx, 0.0, dy);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  std::vector<double> y(hy.data(), hy.data() + 3), y0(3, 0.0);
+  EXPECT_TRUE(check_spmv(bt, 1.0, x, 0.0, y0, y).ok);
+}
+
+TEST(SpmvOperator, BadCallsAreTypedErrorsThatChangeNothing) {
+  using M = Matrix<double>;
+  const auto a = generate<double>("uniform:50:2:6:seed=3");
+  const auto m = M::convert(a, Format::Csr);
+  M::vector_type x("x", 50), y("y", 50);
+  Kokkos::deep_copy(y, 4.0);
+  for (const char* mode : {"", "n", "X", "NT", "t"}) EXPECT_THROW(kspmv::spmv(mode, 1.0, m, x, 0.0, y), InvalidArgumentError) << mode;
+  M::vector_type shorter("s", 49);
+  EXPECT_THROW(kspmv::spmv("N", 1.0, m, shorter, 0.0, y), InvalidArgumentError);
+  EXPECT_THROW(kspmv::spmv("T", 1.0, m, x, 0.0, shorter), InvalidArgumentError);
+  // X and Y in one allocation.
+  Kokkos::View<double**, Kokkos::LayoutLeft, M::memory_space> both("both", 50, 2);
+  EXPECT_THROW(kspmv::spmv("N", 1.0, m, both, 0.0, both), InvalidArgumentError);
+  Kokkos::View<double**, Kokkos::LayoutLeft, M::memory_space> x2("x2", 50, 2), y3("y3", 50, 3);
+  EXPECT_THROW(kspmv::spmv("N", 1.0, m, x2, 0.0, y3), InvalidArgumentError);
+  EXPECT_THROW(kspmv::spmv("N", 1.0, M(), x, 0.0, y), InvalidArgumentError);
+  // No transpose kept.
+  ConvertOptions never;
+  never.transpose = TransposeBuild::Never;
+  EXPECT_THROW(kspmv::spmv("T", 1.0, M::convert(a, Format::Ell, never), x, 0.0, y), UnsupportedError);
+  EXPECT_EQ(M::convert(a, Format::Ell, never).transpose_bytes(), 0u);
+  // Rows renumbered for the caller: no transpose of that.
+  ConvertOptions internal;
+  internal.output_order = OutputOrder::Internal;
+  internal.pellr_sort = RowSort::Always;
+  EXPECT_THROW(kspmv::spmv("T", 1.0, M::convert(a, Format::Pellr, internal), x, 0.0, y), UnsupportedError);
+  // Without a value map, A^T only at conversion.
+  ConvertOptions no_map;
+  no_map.value_map = false;
+  EXPECT_THROW(kspmv::spmv("T", 1.0, M::convert(a, Format::Pellr, no_map), x, 0.0, y), UnsupportedError);
+  no_map.transpose = TransposeBuild::AtConversion;
+  EXPECT_NO_THROW(kspmv::spmv("T", 1.0, M::convert(a, Format::Pellr, no_map), x, 0.0, y));
+  Kokkos::deep_copy(y, 4.0);
+  EXPECT_THROW(kspmv::spmv("Q", 1.0, m, x, 0.0, y), InvalidArgumentError);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  for (std::size_t i = 0; i < hy.extent(0); ++i) ASSERT_EQ(hy(i), 4.0);
+}
+
+// The transposed CSR itself: the host transpose's pattern and values, and
+// source() naming A's entries.
+TEST(SpmvOperator, DeviceTransposeMatchesTheHostTranspose) {
+  for (const char* spec : {"rmat:8:5", "uniform:300:0:9:seed=2", "lap2d:7"}) {
+    const auto a = generate<double>(spec);
+    using Exec = Kokkos::DefaultExecutionSpace;
+    const auto d = upload_csr<double, Exec>(a);
+    const auto t = transpose_csr(Exec(), d);
+    const auto h = download_csr(t.csr);
+    const auto ref = transpose(a);
+    EXPECT_EQ(h.row_ptr, ref.row_ptr) << spec;
+    EXPECT_EQ(h.col_idx, ref.col_idx) << spec;
+    EXPECT_EQ(h.values, ref.values) << spec;
+    auto src = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.source);
+    for (std::size_t p = 0; p < src.extent(0); ++p) ASSERT_EQ(a.values[src(p)], h.values[p]) << spec;
+  }
+  // No entries, and empty rows and columns.
+  const HostCsr<double> empty(4, 6);
+  const auto t = transpose_csr(Kokkos::DefaultExecutionSpace(), upload_csr<double, Kokkos::DefaultExecutionSpace>(empty));
+  const auto h = download_csr(t.csr);
+  EXPECT_EQ(h.nrows, 6);
+  EXPECT_EQ(h.row_ptr, std::vector<offset_t>(7, 0));
+}
