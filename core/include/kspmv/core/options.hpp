@@ -54,8 +54,9 @@ constexpr std::int64_t kEhybInlineMaxRowExtra = 65535;
 // there, on a large y they go back to DRAM half-filled. Auto: Gather when y
 // takes at least a quarter of L2 and most sorted neighbours land in
 // different sectors (H100: powerlaw-2M's 16 MB y 0.87 -> 0.90x cuSPARSE;
-// rmat-20's 8 MB y lost 6% with it, so it scatters). The workspace makes
-// two concurrent SpMVs with one such matrix on different streams unsafe.
+// rmat-20's 8 MB y lost 6% with it, so it scatters). Two SpMVs with one
+// such matrix at once on two streams each need a kspmv::SpmvHandle (the
+// handle holds a workspace of its own).
 enum class CallerY { Auto, Scatter, Gather };
 
 // When a Matrix builds A^T, the matrix that mode "T" of kspmv::spmv applies

@@ -43,5 +43,13 @@ inline std::string percent(double part, double whole) {
 template <class F>
 struct permutes_x : std::false_type {};
 
+// Formats whose apply writes to views of their own (partial sums, a
+// permuted copy of x or y): two applies of one such matrix at once on two
+// streams would share them. Such a format specialises this beside its
+// struct and gives with_own_scratch(f): a copy of f (its other views
+// shared) with new scratch views, which a kspmv::SpmvHandle holds.
+template <class F>
+struct has_scratch : std::false_type {};
+
 }  // namespace detail
 }  // namespace kspmv

@@ -48,7 +48,8 @@ struct CooDevice {
   // Rows without entries (they still get y = beta * y).
   int nempty = 0;
   Kokkos::View<int*, memory_space> empty_rows;
-  // Per-chunk partial sums: scratch for each apply (one apply at a time).
+  // Per-chunk partial sums: scratch for each apply (one apply at a time;
+  // a kspmv::SpmvHandle holds its own: with_own_scratch).
   Kokkos::View<Scalar*, memory_space> head, tail;
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
@@ -320,5 +321,21 @@ Properties format_properties(const CooDevice<Scalar, ExecSpace>& f) {
           {"empty_rows", std::to_string(f.nempty)}};
 }
 }  // namespace detail
+
+namespace detail {
+template <class S, class E>
+struct has_scratch<CooDevice<S, E>> : std::true_type {};
+}  // namespace detail
+template <class S, class E>
+std::size_t scratch_bytes(const CooDevice<S, E>& f) {
+  return (f.head.span() + f.tail.span()) * sizeof(S);
+}
+template <class S, class E>
+CooDevice<S, E> with_own_scratch(const CooDevice<S, E>& f) {
+  CooDevice<S, E> c = f;
+  c.head = Kokkos::View<S*, typename E::memory_space>("kspmv::coo::head", f.head.extent(0));
+  c.tail = Kokkos::View<S*, typename E::memory_space>("kspmv::coo::tail", f.tail.extent(0));
+  return c;
+}
 
 }  // namespace kspmv

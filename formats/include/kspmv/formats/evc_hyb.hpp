@@ -470,4 +470,19 @@ Properties format_properties(const EvcHybDevice<Scalar, ExecSpace>& f) {
 }
 }  // namespace detail
 
+namespace detail {
+template <class S, class E>
+struct has_scratch<EvcHybDevice<S, E>> : std::true_type {};
+}  // namespace detail
+template <class S, class E>
+std::size_t scratch_bytes(const EvcHybDevice<S, E>& f) {
+  return f.y_sorted.span() * sizeof(S);
+}
+template <class S, class E>
+EvcHybDevice<S, E> with_own_scratch(const EvcHybDevice<S, E>& f) {
+  EvcHybDevice<S, E> c = f;
+  c.y_sorted = Kokkos::View<S*, typename E::memory_space>("kspmv::evc_hyb::y_sorted", f.y_sorted.extent(0));
+  return c;
+}
+
 }  // namespace kspmv

@@ -182,4 +182,19 @@ Properties format_properties(const HybDevice<Scalar, ExecSpace>& f) {
 }
 }  // namespace detail
 
+namespace detail {
+template <class S, class E>
+struct has_scratch<HybDevice<S, E>> : std::true_type {};
+}  // namespace detail
+template <class S, class E>
+std::size_t scratch_bytes(const HybDevice<S, E>& f) {
+  return scratch_bytes(f.coo);
+}
+template <class S, class E>
+HybDevice<S, E> with_own_scratch(const HybDevice<S, E>& f) {
+  HybDevice<S, E> c = f;
+  c.coo = with_own_scratch(f.coo);
+  return c;
+}
+
 }  // namespace kspmv

@@ -280,4 +280,20 @@ template <class S, class E>
 struct permutes_x<PktDevice<S, E>> : std::true_type {};
 }  // namespace detail
 
+namespace detail {
+template <class S, class E>
+struct has_scratch<PktDevice<S, E>> : std::true_type {};
+}  // namespace detail
+template <class S, class E>
+std::size_t scratch_bytes(const PktDevice<S, E>& f) {
+  return (f.x_internal.span() + f.t_internal.span()) * sizeof(S);
+}
+template <class S, class E>
+PktDevice<S, E> with_own_scratch(const PktDevice<S, E>& f) {
+  PktDevice<S, E> c = f;
+  c.x_internal = Kokkos::View<S*, typename E::memory_space>("kspmv::pkt::x_internal", f.x_internal.extent(0));
+  c.t_internal = Kokkos::View<S*, typename E::memory_space>("kspmv::pkt::t_internal", f.t_internal.extent(0));
+  return c;
+}
+
 }  // namespace kspmv

@@ -82,6 +82,10 @@ struct AnyFormat {
   virtual void gather_values(const ExecSpace& space, const vector_type& out) const = 0;
   // The same format (its views shared) refreshed through another map.
   virtual std::shared_ptr<const AnyFormat> with_map(ValueMap<Scalar, ExecSpace> m) const = 0;
+  // The same format with scratch views of its own (has_scratch), for a
+  // handle; null where the format keeps no scratch.
+  virtual std::shared_ptr<const AnyFormat> with_own_scratch() const = 0;
+  virtual std::size_t scratch_bytes() const = 0;
 };
 
 template <class Scalar, class ExecSpace, class F>
@@ -100,6 +104,20 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   std::shared_ptr<const base> with_map(ValueMap<Scalar, ExecSpace> m) const override {
     return std::make_shared<FormatHolder>(F(f), std::move(m));
   }
+  std::shared_ptr<const base> with_own_scratch() const override {
+    if constexpr (has_scratch<F>::value) {
+      return std::make_shared<FormatHolder>(kspmv::with_own_scratch(f), map);
+    } else {
+      return nullptr;
+    }
+  }
+  std::size_t scratch_bytes() const override {
+    if constexpr (has_scratch<F>::value) {
+      return kspmv::scratch_bytes(f);
+    } else {
+      return 0;
+    }
+  }
   void apply(const ExecSpace& space, Scalar alpha, const typename base::const_vector_type& x, Scalar beta,
              const typename base::vector_type& y) const override {
     spmv(space, alpha, f, x, beta, y);
@@ -113,6 +131,9 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
 };
 
 }  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+class SpmvHandle;  // kspmv/spmv.hpp
 
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 class Matrix {
@@ -365,7 +386,10 @@ class Matrix {
  public:
 
   // y = alpha * A * x + beta * y on `space` (asynchronous, like any Kokkos
-  // kernel: fence the space before reading y on the host).
+  // kernel: fence the space before reading y on the host). coo, hyb, pkt
+  // and evc-hyb (gathered y) write scratch the matrix holds: for applies
+  // on several streams at once, give each stream a kspmv::SpmvHandle
+  // (kspmv/spmv.hpp), which holds scratch of its own.
   void apply(const ExecSpace& space, Scalar alpha, const const_vector_type& x, Scalar beta,
              const vector_type& y) const {
     if (!impl_) throw InvalidArgumentError("apply on an empty kspmv::Matrix");
@@ -482,6 +506,8 @@ class Matrix {
     std::shared_ptr<const Matrix> matrix;
     double seconds = 0;
   };
+
+  friend class SpmvHandle<Scalar, ExecSpace>;
 
   std::shared_ptr<const detail::AnyFormat<Scalar, ExecSpace>> impl_;
   std::shared_ptr<TransposeState> transpose_;

@@ -17,8 +17,11 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 #include <type_traits>
 
 #include "kspmv/core/error.hpp"
@@ -47,9 +50,14 @@ inline Mode parse_mode(const char* mode) {
                              "\" is not one of \"N\", \"T\", \"C\", \"H\"");
 }
 
-// Scratch for kspmv::spmv, reused across calls: two n x k column blocks
-// (grown, never shrunk). One handle serves one stream at a time.
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+// What one stream's kspmv::spmv calls write besides Y, reused across
+// calls: two n x k column blocks for views whose columns are not
+// contiguous, and, for each matrix whose format keeps scratch (coo, hyb,
+// pkt, evc-hyb with a gathered y), a copy of the format sharing its
+// storage and values but with scratch of its own. So one Matrix applied
+// on two streams at once, each with its handle, is correct. One handle
+// serves one stream at a time; copy-free, it holds no matrix alive.
+template <class Scalar, class ExecSpace>
 class SpmvHandle {
  public:
   using memory_space = typename ExecSpace::memory_space;
@@ -58,15 +66,51 @@ class SpmvHandle {
   // A block of at least rows x cols, LayoutLeft (its columns contiguous).
   block_type x_block(std::int64_t rows, std::int64_t cols) { return grow(x_, rows, cols, "kspmv::spmv::x_block"); }
   block_type y_block(std::int64_t rows, std::int64_t cols) { return grow(y_, rows, cols, "kspmv::spmv::y_block"); }
-  std::size_t scratch_bytes() const { return (x_.span() + y_.span()) * sizeof(Scalar); }
+
+  // y = alpha * m * x + beta * y with this handle's scratch.
+  void apply(const ExecSpace& space, const Matrix<Scalar, ExecSpace>& m, Scalar alpha,
+             const typename Matrix<Scalar, ExecSpace>::const_vector_type& x, Scalar beta,
+             const typename Matrix<Scalar, ExecSpace>::vector_type& y) {
+    if (m.empty()) throw InvalidArgumentError("apply on an empty kspmv::Matrix");
+    format_for(m).apply(space, alpha, x, beta, y);
+  }
+
+  // Device bytes the handle holds: its blocks and the formats' scratch.
+  std::size_t scratch_bytes() const {
+    std::size_t b = (x_.span() + y_.span()) * sizeof(Scalar);
+    for (const auto& o : own_) b += o.scratch_bytes;
+    return b;
+  }
 
  private:
+  using format_type = detail::AnyFormat<Scalar, ExecSpace>;
+  struct Own {
+    std::weak_ptr<const format_type> of;      // the matrix's format
+    std::shared_ptr<const format_type> copy;  // with this handle's scratch
+    std::size_t scratch_bytes = 0;
+  };
+
+  const format_type& format_for(const Matrix<Scalar, ExecSpace>& m) {
+    const auto& impl = m.impl_;
+    // Formats of matrices since destroyed go (their scratch with them).
+    own_.erase(std::remove_if(own_.begin(), own_.end(), [](const Own& o) { return o.of.expired(); }), own_.end());
+    for (const auto& o : own_)
+      if (o.of.lock() == impl) return o.copy ? *o.copy : *impl;
+    Own o;
+    o.of = impl;
+    o.copy = impl->with_own_scratch();
+    if (o.copy) o.scratch_bytes = o.copy->scratch_bytes();
+    own_.push_back(o);
+    return o.copy ? *o.copy : *impl;
+  }
+
   static block_type grow(block_type& b, std::int64_t rows, std::int64_t cols, const char* label) {
     if (static_cast<std::int64_t>(b.extent(0)) < rows || static_cast<std::int64_t>(b.extent(1)) < cols)
       b = block_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, cols);
     return Kokkos::subview(b, std::make_pair(std::int64_t(0), rows), std::make_pair(std::int64_t(0), cols));
   }
   block_type x_, y_;
+  std::vector<Own> own_;
 };
 
 namespace detail {
@@ -130,9 +174,23 @@ void copy_block(const ExecSpace& space, const Dst& dst, const Src& src) {
       KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { dst(i, j) = src(i, j); });
 }
 
+// What the views' types must be, checked at compile time.
+template <class Scalar, class ExecSpace, class XView, class YView>
+constexpr void spmv_call_checks() {
+  static_assert(Kokkos::is_view<XView>::value && Kokkos::is_view<YView>::value, "X and Y must be Kokkos::Views");
+  static_assert(detail::is_rank_1_or_2<XView>() && int(XView::rank) == int(YView::rank),
+                "X and Y must both be rank 1 or both rank 2");
+  static_assert(std::is_same<typename XView::non_const_value_type, Scalar>::value &&
+                    std::is_same<typename YView::value_type, Scalar>::value,
+                "X and Y must hold the matrix's scalar type, Y non-const");
+  static_assert(std::is_same<typename XView::memory_space, typename ExecSpace::memory_space>::value &&
+                    std::is_same<typename YView::memory_space, typename ExecSpace::memory_space>::value,
+                "X and Y must live in the matrix's memory space");
+}
+
 template <class Scalar, class ExecSpace, class X, class Y>
-void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle, Mode mode, Scalar alpha,
-                  const Matrix<Scalar, ExecSpace>& A, const X& x_in, Scalar beta, const Y& y_in) {
+void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle, bool handle_scratch, Mode mode,
+                  Scalar alpha, const Matrix<Scalar, ExecSpace>& A, const X& x_in, Scalar beta, const Y& y_in) {
   using M = typename ExecSpace::memory_space;
   const auto x = as_rank_2(x_in);
   const auto y = as_rank_2(y_in);
@@ -156,8 +214,14 @@ void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle,
     if (beta != Scalar(0)) copy_block(space, b, y);
     ys = b;
   }
-  for (std::int64_t j = 0; j < k; ++j)
-    op.apply(space, alpha, column<const Scalar, M>(xs, j), beta, column<Scalar, M>(ys, j));
+  for (std::int64_t j = 0; j < k; ++j) {
+    const auto xj = column<const Scalar, M>(xs, j);
+    const auto yj = column<Scalar, M>(ys, j);
+    if (handle_scratch)
+      handle.apply(space, op, alpha, xj, beta, yj);
+    else
+      op.apply(space, alpha, xj, beta, yj);
+  }
   if (!y_direct) copy_block(space, y, ys);
 }
 
@@ -170,25 +234,22 @@ void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle,
 template <class Scalar, class ExecSpace, class AlphaType, class BetaType, class XView, class YView>
 void spmv(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle, const char mode[], const AlphaType& alpha,
           const Matrix<Scalar, ExecSpace>& A, const XView& X, const BetaType& beta, const YView& Y) {
-  static_assert(Kokkos::is_view<XView>::value && Kokkos::is_view<YView>::value, "X and Y must be Kokkos::Views");
-  static_assert(detail::is_rank_1_or_2<XView>() && int(XView::rank) == int(YView::rank),
-                "X and Y must both be rank 1 or both rank 2");
-  static_assert(std::is_same<typename XView::non_const_value_type, Scalar>::value &&
-                    std::is_same<typename YView::value_type, Scalar>::value,
-                "X and Y must hold the matrix's scalar type, Y non-const");
-  static_assert(std::is_same<typename XView::memory_space, typename ExecSpace::memory_space>::value &&
-                    std::is_same<typename YView::memory_space, typename ExecSpace::memory_space>::value,
-                "X and Y must live in the matrix's memory space");
-  detail::spmv_columns(space, handle, parse_mode(mode), static_cast<Scalar>(alpha), A, X, static_cast<Scalar>(beta), Y);
+  detail::spmv_call_checks<Scalar, ExecSpace, XView, YView>();
+  detail::spmv_columns(space, handle, true, parse_mode(mode), static_cast<Scalar>(alpha), A, X,
+                       static_cast<Scalar>(beta), Y);
 }
 
-// The same with scratch of its own (allocated only where X or Y has
-// columns that are not contiguous).
+// Without a handle: the matrix's own scratch, as Matrix::apply (one such
+// call at a time per matrix where its format keeps scratch), and blocks
+// allocated for this call where X or Y has columns that are not
+// contiguous.
 template <class Scalar, class ExecSpace, class AlphaType, class BetaType, class XView, class YView>
 void spmv(const ExecSpace& space, const char mode[], const AlphaType& alpha, const Matrix<Scalar, ExecSpace>& A,
           const XView& X, const BetaType& beta, const YView& Y) {
-  SpmvHandle<Scalar, ExecSpace> handle;
-  spmv(space, handle, mode, alpha, A, X, beta, Y);
+  detail::spmv_call_checks<Scalar, ExecSpace, XView, YView>();
+  SpmvHandle<Scalar, ExecSpace> blocks;
+  detail::spmv_columns(space, blocks, false, parse_mode(mode), static_cast<Scalar>(alpha), A, X,
+                       static_cast<Scalar>(beta), Y);
 }
 
 // On the matrix's default execution space instance.
