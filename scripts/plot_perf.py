@@ -152,7 +152,7 @@ def summary_rows(run, mats, with_pct):
     return ([pick] if has_auto else []) + [fmt, xfmt] + ([xauto] if has_auto else []) + ([] if with_pct else [bw])
 
 
-def suite_table(run, mats, runners, with_pct, extra_cols=None, extra_run=None, extra_runners=()):
+def suite_table(run, mats, runners, with_pct, extra_cols=None, extra_run=None, extra_runners=(), summary=True):
     """Rows: runners; columns: matrices (time us, % of copy), then extra_cols(run, runner)."""
     header = ["runner"] + [SHORT.get(m, m) for m in mats] + [h for h, _ in (extra_cols or [])]
     best = {m: min(t for t in (run.t(m, k) for k in runners) if t) for m in mats}
@@ -163,7 +163,7 @@ def suite_table(run, mats, runners, with_pct, extra_cols=None, extra_run=None, e
     for k in extra_runners:
         rows.append([LABEL.get(k, k) + " †"] + [cell(extra_run, m, k, None, with_pct) for m in mats]
                     + ["" for _ in (extra_cols or [])])
-    for s in summary_rows(run, mats, with_pct):
+    for s in summary_rows(run, mats, with_pct) if summary else []:
         rows.append([f"*{s[0]}*"] + s[1:] + ["" for _ in (extra_cols or [])])
     return md(header, rows)
 
@@ -235,18 +235,7 @@ def tables():
                       [("conversion, SpMVs: median (max)", median_max("convert_ms", fem.matrices)),
                        ("refresh, SpMVs: median (max)", median_max("refresh_us", fem.matrices))]))
 
-    print("\n<!-- set-up: conversion and refresh per format, FEM suite and default part 2 -->")
     both = Run(FEM, PART2)
-    rows = []
-    for k in [x for x in FORMATS + ["auto"] + PEERS if x in both.runners]:
-        ms = [both.ok(m, k)["convert_ms"] for m in both.matrices if both.ok(m, k)]
-        c = [spmvs(both, m, k, "convert_ms") for m in both.matrices if both.ok(m, k)]
-        f = [spmvs(both, m, k, "refresh_us") for m in both.matrices if both.ok(m, k)]
-        rows.append([LABEL.get(k, k), len(ms), f"{ms_(min(ms))}-{ms_(max(ms))}", n(statistics.median(c)),
-                     n(max(c)), n(statistics.median(f)), n(max(f))])
-    print(md(["runner", "matrices", "conversion ms", "conversion, SpMVs: median", "largest",
-              "refresh, SpMVs: median", "largest"], rows))
-
     print("\n<!-- solve loop: convert + 5 x (refresh + 100 SpMVs), ms -->")
     rows = []
     for m in both.matrices:
@@ -259,33 +248,30 @@ def tables():
 
     print("\n<!-- old binary (host conversions) against the new (device conversions): SpMV time new / old -->")
     o1, o2, n1, n2 = (Run(f) for f in AB)
-    mats = o1.matrices
-    rows = []
-    for k in o1.runners:
-        rows.append([LABEL.get(k, k)] + [f"{min(n1.t(m, k), n2.t(m, k)) / min(o1.t(m, k), o2.t(m, k)):.3f}"
-                                         if o1.t(m, k) else "—" for m in mats])
-    print(md(["runner"] + [m.split(":")[0] + ":" + m.split(":")[1] for m in mats], rows))
+    names = {"lap3d:200": "laplace-7pt-8M", "fem:cube-sphere-hole.msh.gz:p1:refine=2:order=scrambled":
+             "fem-cube-p1-scrambled"}
+    rows = [[names.get(m, m)] + [f"{min(n1.t(m, k), n2.t(m, k)) / min(o1.t(m, k), o2.t(m, k)):.3f}"
+                                 if o1.t(m, k) else "—" for k in o1.runners] for m in o1.matrices]
+    print(md(["matrix"] + [LABEL.get(k, k) for k in o1.runners], rows))
 
     print("\n<!-- the model: estimates within 20% and picks within 10%, per format -->")
     runs = [("default suite (952d874)", Run(PART1, PART2_ALL)), ("FEM suite (1b51eb5)", fem),
             ("default part 2 (1b51eb5)", p2)]
     scores = [validation(r) for _, r in runs]
-    rows = []
-    for k in [x for x in FORMATS + ["kk-crs"] if any(x in s[0] for s in scores)]:
-        rows.append([LABEL.get(k, k)] + [f"{s[0][k][0]}/{s[0][k][1]}" if k in s[0] else "" for s in scores])
-    rows.append(["*all pairs*"] + [f"{s[2]}/{s[1]} ({100 * s[2] / s[1]:.0f}%)" for s in scores])
-    rows.append(["*picks within 10%*"] + [f"{s[4]}/{s[3]}" for s in scores])
-    print(md(["format"] + [n_ for n_, _ in runs], rows))
-    for (name, _), s in zip(runs, scores):
-        for miss in s[5]:
+    fmts = [x for x in FORMATS + ["kk-crs"] if any(x in sc[0] for sc in scores)]
+    rows = [[name] + [f"{sc[0][k][0]}/{sc[0][k][1]}" if k in sc[0] else "" for k in fmts]
+            + [f"{sc[2]}/{sc[1]} ({100 * sc[2] / sc[1]:.0f}%)", f"{sc[4]}/{sc[3]}"] for (name, _), sc in zip(runs, scores)]
+    print(md(["run"] + [LABEL.get(k, k) for k in fmts] + ["all", "picks"], rows))
+    for (name, _), sc in zip(runs, scores):
+        for miss in sc[5]:
             print(f"<!-- pick miss, {name}: {miss} -->")
 
     print("\n<!-- large-100m suite (b16be56) -->")
     big = Run(LARGE100)
-    print(suite_table(big, big.matrices, big.runners, True))
+    print(suite_table(big, big.matrices, big.runners, True, summary=False))
     print("\n<!-- fem-100m suite (dd29880) -->")
     f100 = Run(FEM100)
-    print(suite_table(f100, f100.matrices, f100.runners, True))
+    print(suite_table(f100, f100.matrices, f100.runners, True, summary=False))
 
     print("\n<!-- pellr suite (dd29880): ELLR against PELLR -->")
     pr = Run(PELLR)
