@@ -266,12 +266,19 @@ def tables():
         for miss in sc[5]:
             print(f"<!-- pick miss, {name}: {miss} -->")
 
-    print("\n<!-- large-100m suite (b16be56) -->")
-    big = Run(LARGE100)
-    print(suite_table(big, big.matrices, big.runners, True, summary=False))
-    print("\n<!-- fem-100m suite (dd29880) -->")
-    f100 = Run(FEM100)
-    print(suite_table(f100, f100.matrices, f100.runners, True, summary=False))
+    print("\n<!-- the 100M-nonzero suites (b16be56, dd29880) -->")
+    rows = []
+    for f, suite in ((LARGE100, "large-100m (`b16be56`)"), (FEM100, "fem-100m (`dd29880`)")):
+        r = Run(f)
+        for m in r.matrices:
+            def named(t_k):
+                return f"{LABEL.get(t_k[1], t_k[1])}: {us(t_k[0])} ({pct(r.ok(m, t_k[1]))})" if t_k[1] else "not run"
+            internal = r.best(m, [k for k in r.runners if k.endswith("order=internal")])
+            a_ = r.ok(m, "auto")
+            rows.append([m, suite, named(r.best_peer(m)), named(r.best_format(m)), named(internal),
+                         f"{us(a_['time_us'])} ({pct(a_)})" if a_ else "not run"])
+    print(md(["matrix", "suite (commit)", "best peer", "fastest format, caller's order",
+              "fastest, internal order", "auto"], rows, ["---"] * 6))
 
     print("\n<!-- pellr suite (dd29880): ELLR against PELLR -->")
     pr = Run(PELLR)
