@@ -46,7 +46,8 @@ FORMATS = ["csr", "csr-scalar", "csr-vector", "csr-adaptive", "coo", "dia", "ell
 VARIANTS = ["hyb:hyb_k=auto", "evc-hyb:order=internal", "ehyb:order=internal"]
 LABEL = {"hyb:hyb_k=auto": "hyb, model's K", "evc-hyb:order=internal": "evc-hyb, internal order",
          "ehyb:order=internal": "ehyb, internal order", "pellr:order=internal": "pellr, internal order",
-         "ehyb:ehyb_min_parts_per_sm=2:order=internal": "ehyb, 2 parts per SM, internal order", "cusparse-csr-alg1": "cuSPARSE CSR ALG1",
+         "ehyb:ehyb_min_parts_per_sm=2:order=internal": "ehyb, 2 parts per SM, internal order",
+         "cusparse-csr-alg1": "cuSPARSE CSR ALG1",
          "cusparse-csr-alg2": "cuSPARSE CSR ALG2", "cusparse-coo": "cuSPARSE COO",
          "cusparse-sell": "cuSPARSE SELL", "kk-crs": "Kokkos Kernels"}
 SHORT = {"laplace-3pt": "lap 3pt", "laplace-5pt": "lap 5pt", "laplace-7pt": "lap 7pt", "laplace-9pt": "lap 9pt",
@@ -180,10 +181,6 @@ def n(x):
         else f"{x:.1f}"
 
 
-def ms_(x):
-    return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
-
-
 def per_matrix(key, mats):
     return lambda run, k: " / ".join(n(spmvs(run, m, k, key)) for m in mats)
 
@@ -260,7 +257,8 @@ def tables():
     scores = [validation(r) for _, r in runs]
     fmts = [x for x in FORMATS + ["kk-crs"] if any(x in sc[0] for sc in scores)]
     rows = [[name] + [f"{sc[0][k][0]}/{sc[0][k][1]}" if k in sc[0] else "" for k in fmts]
-            + [f"{sc[2]}/{sc[1]} ({100 * sc[2] / sc[1]:.0f}%)", f"{sc[4]}/{sc[3]}"] for (name, _), sc in zip(runs, scores)]
+            + [f"{sc[2]}/{sc[1]} ({100 * sc[2] / sc[1]:.0f}%)", f"{sc[4]}/{sc[3]}"]
+            for (name, _), sc in zip(runs, scores)]
     print(md(["run"] + [LABEL.get(k, k) for k in fmts] + ["all", "picks"], rows))
     for (name, _), sc in zip(runs, scores):
         for miss in sc[5]:
