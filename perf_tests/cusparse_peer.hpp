@@ -67,9 +67,10 @@ class CusparsePeer {
   // on the device, COO's row indices expanded there. Sliced ELL has no
   // cuSPARSE conversion: it is built from `a` on the host and uploaded, as
   // a user would have to.
+  // transposed: y = A^T x (x of A's rows, y of its columns).
   CusparsePeer(const kspmv::HostCsr<Scalar>& a, const kspmv::DeviceCsr<Scalar, Kokkos::Cuda>& d, CusparseKind kind,
-               cudaStream_t stream)
-      : kind_(kind) {
+               cudaStream_t stream, bool transposed = false)
+      : kind_(kind), op_(transposed ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE) {
     const cudaDataType vt = sizeof(Scalar) == 4 ? CUDA_R_32F : CUDA_R_64F;
     cusparse_check(cusparseCreate(&handle_), "cusparseCreate");
     cusparse_check(cusparseSetStream(handle_, stream), "cusparseSetStream");
@@ -103,18 +104,19 @@ class CusparsePeer {
       alg_ = CUSPARSE_SPMV_SELL_ALG1;
     }
     storage_ = a_i_.span() * sizeof(int) + a_j_.span() * sizeof(int) + a_v_.span() * sizeof(Scalar);
-    x_ = V<Scalar>("cusparse::x", a.ncols);
-    y_ = V<Scalar>("cusparse::y", a.nrows);
-    cusparse_check(cusparseCreateDnVec(&vx_, a.ncols, x_.data(), vt), "cusparseCreateDnVec");
-    cusparse_check(cusparseCreateDnVec(&vy_, a.nrows, y_.data(), vt), "cusparseCreateDnVec");
+    const std::int64_t nx = transposed ? a.nrows : a.ncols, ny = transposed ? a.ncols : a.nrows;
+    x_ = V<Scalar>("cusparse::x", nx);
+    y_ = V<Scalar>("cusparse::y", ny);
+    cusparse_check(cusparseCreateDnVec(&vx_, nx, x_.data(), vt), "cusparseCreateDnVec");
+    cusparse_check(cusparseCreateDnVec(&vy_, ny, y_.data(), vt), "cusparseCreateDnVec");
     Scalar one = 1, zero = 0;
     std::size_t bytes = 0;
-    cusparse_check(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, vx_, &zero, vy_, vt,
+    cusparse_check(cusparseSpMV_bufferSize(handle_, op_, &one, mat_, vx_, &zero, vy_, vt,
                                            alg_, &bytes),
                    "cusparseSpMV_bufferSize");
     buffer_ = Kokkos::View<char*, Mem>("cusparse::buffer", bytes);
     storage_ += bytes;
-    cusparse_check(cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, vx_, &zero, vy_, vt,
+    cusparse_check(cusparseSpMV_preprocess(handle_, op_, &one, mat_, vx_, &zero, vy_, vt,
                                            alg_, buffer_.data()),
                    "cusparseSpMV_preprocess");
   }
@@ -152,7 +154,7 @@ class CusparsePeer {
 
   void apply(Scalar alpha, Scalar beta) {
     const cudaDataType vt = sizeof(Scalar) == 4 ? CUDA_R_32F : CUDA_R_64F;
-    cusparse_check(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat_, vx_, &beta, vy_, vt, alg_,
+    cusparse_check(cusparseSpMV(handle_, op_, &alpha, mat_, vx_, &beta, vy_, vt, alg_,
                                 buffer_.data()),
                    "cusparseSpMV");
   }
@@ -202,6 +204,7 @@ class CusparsePeer {
   }
 
   CusparseKind kind_;
+  cusparseOperation_t op_;
   cusparseHandle_t handle_ = nullptr;
   cusparseSpMatDescr_t mat_ = nullptr;
   cusparseDnVecDescr_t vx_ = nullptr, vy_ = nullptr;

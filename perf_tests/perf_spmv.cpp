@@ -78,6 +78,9 @@ struct Result {
   // SpMVs). 0: not measured.
   double refresh_s = 0, loop_s = 0;
   double model_s = 0;  // the model's estimate for this runner (0: none)
+  // --mode T: seconds is A^T's apply, n_seconds A's, transpose_s the
+  // build of A^T (kspmv; a peer's is part of its convert_s).
+  double n_seconds = 0, transpose_s = 0;
   std::int64_t rows = 0, nnz = 0;
 };
 
@@ -97,6 +100,9 @@ double g_l2_bytes = 0;
 std::vector<Result> g_results;
 int g_wrong = 0;
 bool g_profile_split = false;
+// "N": y = A x; "T": y = A^T x (kspmv::spmv mode "T"; cuSPARSE's
+// transposed SpMV).
+std::string g_mode = "N";
 // The performance model used for the validation table (pmf-model Table 3
 // style): calibrated in this run (--calibrate) or read (--calibration).
 kspmv::ModelHardware g_model;
@@ -139,6 +145,11 @@ struct Loaded {
   std::vector<float> xf;
   std::unique_ptr<kspmv::SpmvOracle<double>> od;
   std::unique_ptr<kspmv::SpmvOracle<float>> of;
+  // The same for A^T (--mode T): x of A's rows, y = A^T x.
+  std::vector<double> txd;
+  std::vector<float> txf;
+  std::unique_ptr<kspmv::SpmvOracle<double>> tod;
+  std::unique_ptr<kspmv::SpmvOracle<float>> tof;
 };
 std::unique_ptr<Loaded> g_loaded;
 
@@ -178,6 +189,24 @@ const kspmv::HostCsr<Scalar>& host(Loaded& L) {
 
 template <class Scalar>
 std::vector<Scalar> test_x(std::size_t n);
+
+// x and the oracle for y = A^T x (--mode T), from the host transpose.
+template <class Scalar>
+std::pair<const std::vector<Scalar>*, const kspmv::SpmvOracle<Scalar>*> transpose_oracle(Loaded& L) {
+  const auto& a = host<Scalar>(L);
+  auto& x = [&]() -> std::vector<Scalar>& {
+    if constexpr (sizeof(Scalar) == 4) return L.txf; else return L.txd;
+  }();
+  auto& o = [&]() -> std::unique_ptr<kspmv::SpmvOracle<Scalar>>& {
+    if constexpr (sizeof(Scalar) == 4) return L.tof; else return L.tod;
+  }();
+  if (!o) {
+    x = test_x<Scalar>(static_cast<std::size_t>(a.nrows));
+    o = std::make_unique<kspmv::SpmvOracle<Scalar>>(kspmv::make_oracle(
+        kspmv::transpose(a), Scalar(1), x, Scalar(0), std::vector<Scalar>(static_cast<std::size_t>(a.ncols))));
+  }
+  return {&x, o.get()};
+}
 
 // The test vector x and the oracle for y = A x (y poisoned before each run).
 template <class Scalar>
@@ -281,11 +310,15 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
     st.counters["convert_ms"] = r.convert_s * 1e3;
     st.counters["convert_x_spmv"] = r.convert_s / r.seconds;
     if (r.refresh_s > 0) {
-      r.loop_s = r.convert_s + kLoopRefreshes * (r.refresh_s + kLoopSpmvs * r.seconds);
+      r.loop_s = r.convert_s + r.transpose_s + kLoopRefreshes * (r.refresh_s + kLoopSpmvs * r.seconds);
       st.counters["refresh_x_spmv"] = r.refresh_s / r.seconds;
       st.counters["loop_ms"] = r.loop_s * 1e3;
     }
     st.counters["nnz"] = double(a.nnz());
+    if (r.transpose_s > 0) {
+      st.counters["t_setup_x_spmv"] = r.transpose_s / r.seconds;
+      st.counters["t_over_n"] = r.seconds / r.n_seconds;
+    }
     for (const auto& [k, v] : r.properties) {  // numeric properties become counters
       char* end = nullptr;
       const double d = std::strtod(v.c_str(), &end);
@@ -304,8 +337,9 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
 // result is counted and never timed.
 template <class Scalar, class XView, class YView, class Apply>
 void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply&& apply,
-                     const std::vector<kspmv::ordinal_t>& internal = {}, bool x_internal = false) {
-  const auto [hx, orc] = oracle<Scalar>(L);
+                     const std::vector<kspmv::ordinal_t>& internal = {}, bool x_internal = false,
+                     bool transposed = false) {
+  const auto [hx, orc] = transposed ? transpose_oracle<Scalar>(L) : oracle<Scalar>(L);
   from_host(x, x_internal ? kspmv::gather(*hx, internal) : *hx);
   Kokkos::deep_copy(y, std::numeric_limits<Scalar>::quiet_NaN());
   apply();
@@ -449,7 +483,7 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
       const auto d = kspmv::upload_csr<Scalar, Space>(a);
       Space().fence();
       auto m = kspmv::Matrix<Scalar>::convert(d, f, opt);
-      if (g_have_model) r.model_s = model_estimate(a, L.name + "/" + precision, m, opt);
+      if (g_have_model && g_mode == "N") r.model_s = model_estimate(a, L.name + "/" + precision, m, opt);
       r.convert_s = m.conversion_seconds();
       r.storage_mb = double(m.storage_bytes()) * 1e-6;
       r.properties = m.properties();
@@ -459,7 +493,24 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
       const auto perm = m.internal_order();
       check_then_time<Scalar>(L, r, x, y, [&] { m.apply(Scalar(1), x, Scalar(0), y); }, perm,
                               m.x_in_internal_order());
-      // A refresh with the matrix's own values (the same bits stay).
+      // --mode T: A^T built (timed alone), checked and timed through
+      // kspmv::spmv with a handle, as a solver calls it.
+      if (g_mode == "T" && r.status == "ok") {
+        r.n_seconds = r.seconds;
+        Kokkos::Timer build;
+        m.transposed(Space());
+        Space().fence();
+        r.transpose_s = build.seconds();
+        r.storage_mb += double(m.transpose_bytes()) * 1e-6;
+        for (const auto& [k, v] : m.transposed(Space()).properties()) r.properties.push_back({"t_" + k, v});
+        r.properties.push_back({"t_format", m.transposed(Space()).name()});
+        typename kspmv::Matrix<Scalar>::vector_type xt("xt", a.nrows), yt("yt", a.ncols);
+        kspmv::SpmvHandle<Scalar, Space> h;
+        check_then_time<Scalar>(L, r, xt, yt, [&] { kspmv::spmv(Space(), h, "T", Scalar(1), m, xt, Scalar(0), yt); },
+                                {}, false, true);
+      }
+      // A refresh with the matrix's own values (the same bits stay; with
+      // --mode T, A^T's too).
       if (r.status == "ok" && m.refreshable())
         r.refresh_s = median_seconds([&] { m.update_values(Space(), d.values); });
       if (g_profile_split && f == kspmv::Format::EvcHyb && r.status == "ok") profile_split(a, opt, r);
@@ -483,11 +534,11 @@ void bench_cusparse(benchmark::State& st, std::size_t mi, kspmv_perf::CusparseKi
       const auto d = kspmv::upload_csr<Scalar, Space>(a);
       Space().fence();
       Kokkos::Timer timer;
-      kspmv_perf::CusparsePeer<Scalar> p(a, d, k, Space().cuda_stream());
+      kspmv_perf::CusparsePeer<Scalar> p(a, d, k, Space().cuda_stream(), g_mode == "T");
       Space().fence();
       r.convert_s = timer.seconds();
       r.storage_mb = double(p.storage_bytes()) * 1e-6;
-      check_then_time<Scalar>(L, r, p.x(), p.y(), [&] { p.apply(Scalar(1), Scalar(0)); });
+      check_then_time<Scalar>(L, r, p.x(), p.y(), [&] { p.apply(Scalar(1), Scalar(0)); }, {}, false, g_mode == "T");
       // Its refresh as a cuSPARSE user would: new value pointers for CSR
       // and COO, a new conversion for sliced ELL (no value-only update).
       if (r.status == "ok") {
@@ -717,7 +768,7 @@ void start_csv() {
   std::ofstream out(g_csv);
   if (!out) throw kspmv::IoError("cannot write " + g_csv);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
-         "copy_gbs,model_us,refresh_us,loop_ms\n";
+         "copy_gbs,model_us,refresh_us,loop_ms,mode,transpose_setup_ms,n_time_us\n";
 }
 
 void append_csv(const Result& r) {
@@ -727,7 +778,7 @@ void append_csv(const Result& r) {
       << csv_field(r.runner) << "," << (r.peer ? 1 : 0) << "," << csv_field(r.status) << "," << r.rows << ","
       << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs << "," << r.frac << "," << r.storage_mb
       << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "," << r.model_s * 1e6 << "," << r.refresh_s * 1e6 << ","
-      << r.loop_s * 1e3 << std::endl;
+      << r.loop_s * 1e3 << "," << g_mode << "," << r.transpose_s * 1e3 << "," << r.n_seconds * 1e6 << std::endl;
 }
 
 }  // namespace
@@ -775,6 +826,9 @@ int main(int argc, char** argv) {
     auto* calibration = app.add_option("--calibration", calibration_file, "read the model's calibration from FILE");
     calibrate->excludes(calibration);
     app.add_flag("--profile-split", g_profile_split, "time evc-hyb runners again for T_A, T_X, T_Y (§3.3)");
+    app.add_option("--mode", g_mode,
+                   "N: y = A x; T: y = A^T x (kspmv's A^T built on the device, timed alone; cuSPARSE transposed)")
+        ->check(CLI::IsMember({"N", "T"}));
     std::vector<const char*> cargv = {argv[0]};
     for (const auto& a : args) cargv.push_back(a.c_str());
     try {
