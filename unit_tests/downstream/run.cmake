@@ -1,5 +1,13 @@
 # Installs the kspmv build into a scratch prefix, then configures, builds
-# and runs the downstream project against it with find_package(kspmv).
+# and runs a project against it with find_package(kspmv): the downstream
+# test's, or an example's (PROGRAM, its PROGRAM_ARGS as one command-line
+# string, and the EXPECT regex its output must match).
+if(NOT PROGRAM)
+  set(PROGRAM downstream)
+endif()
+if(NOT DEFINED EXPECT)
+  set(EXPECT "downstream ok")
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${KSPMV_BUILD_DIR} --prefix ${WORK_DIR}/prefix
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -24,8 +32,10 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIAB
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "build failed:\n${out}\n${err}")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/downstream RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "downstream ok")
-  message(FATAL_ERROR "downstream program failed (${rc}):\n${out}\n${err}")
+separate_arguments(program_args UNIX_COMMAND "${PROGRAM_ARGS}")
+execute_process(COMMAND ${WORK_DIR}/build/${PROGRAM} ${program_args} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "${EXPECT}")
+  message(FATAL_ERROR "${PROGRAM} failed (${rc}):\n${out}\n${err}")
 endif()
 message(STATUS "${out}")
