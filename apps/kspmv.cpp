@@ -170,6 +170,9 @@ struct Prediction {
   kspmv::PatternStats stats;
   std::vector<kspmv::FormatEstimate> estimates;
   const char* pick = "";
+  // Auto's model choice for solve loops of several lengths (SpMVs per
+  // value refresh), set-up and refresh counted.
+  std::vector<std::pair<double, const char*>> loop_picks;
   std::int64_t k_third = 0, k_model = 0, k_paper = 0;
   double paper_coo = 0, paper_csr = 0, paper_ell = 0, paper_hyb = 0;  // seconds
 };
@@ -180,6 +183,9 @@ Prediction predict(const kspmv::HostCsr<double>& A, const std::vector<std::int64
   r.stats = kspmv::pattern_stats(A, 8, r.hw);
   r.estimates = kspmv::estimate_all(r.stats, 8, r.hw);
   r.pick = kspmv::format_name(kspmv::pick(r.stats, 8, r.hw));
+  for (double applies : {20.0, 100.0, 1000.0, 10000.0, 1e6})
+    r.loop_picks.emplace_back(
+        applies, kspmv::format_name(kspmv::rank_for_loop(r.stats, 8, r.hw, 3.0, applies).front().format));
   r.k_third = kspmv::hyb_k_one_third_rule(len);
   r.k_model = kspmv::model_hyb_k(r.stats, 8, r.hw);
   r.k_paper = kspmv::paper_hyb_k(r.stats.rows, 8, r.hw);
@@ -199,14 +205,20 @@ void print_prediction(const Prediction& r) {
               (long long)r.stats.diagonals);
   // estimate = max(fixed + max(traffic / bandwidth, chain), host); the
   // terms are printed so that a miss can be traced to its term.
-  std::printf("%-14s %12s %12s %10s %11s %9s %9s %9s  %s\n", "format", "estimate us", "storage MB", "padding",
-              "traffic MB", "chain us", "fixed us", "host us", "note");
+  std::printf("%-14s %12s %12s %10s %11s %9s %9s %9s %10s %11s  %s\n", "format", "estimate us", "storage MB",
+              "padding", "traffic MB", "chain us", "fixed us", "host us", "set-up ms", "refresh us", "note");
   for (const auto& e : r.estimates)
-    std::printf("%-14s %12.2f %12.2f %9.1f%% %11.2f %9.2f %9.2f %9.2f  %s%s\n", kspmv::format_name(e.format),
-                e.seconds * 1e6, e.storage_bytes * 1e-6, 100 * e.padding, e.bytes * 1e-6, e.chain_seconds * 1e6,
-                e.fixed_seconds * 1e6, e.host_seconds * 1e6, e.feasible ? "" : "refused (fill or shape) ",
+    std::printf("%-14s %12.2f %12.2f %9.1f%% %11.2f %9.2f %9.2f %9.2f %10.2f %11.2f  %s%s\n",
+                kspmv::format_name(e.format), e.seconds * 1e6, e.storage_bytes * 1e-6, 100 * e.padding,
+                e.bytes * 1e-6, e.chain_seconds * 1e6, e.fixed_seconds * 1e6, e.host_seconds * 1e6,
+                e.setup_seconds * 1e3, e.refresh_seconds * 1e6, e.feasible ? "" : "refused (fill or shape) ",
                 e.note.c_str());
-  std::printf("pick              %s\n", r.pick);
+  std::printf("pick              %s (fastest SpMV)\n", r.pick);
+  std::printf("auto, by loop     ");
+  for (std::size_t i = 0; i < r.loop_picks.size(); ++i)
+    std::printf("%s%g SpMVs a refresh: %s", i ? ", " : "", r.loop_picks[i].first, r.loop_picks[i].second);
+  std::printf("\n                  (the model's choice; on a GPU auto then times its %d best and keeps the fastest)\n",
+              kspmv::ConvertOptions().auto_candidates);
   std::printf("hyb K             1/3 rule %lld, model %lld, paper eq. 50 %lld\n", (long long)r.k_third,
               (long long)r.k_model, (long long)r.k_paper);
   std::printf("paper eqs. (us)   COO %.2f  CSR %.2f  ELL %.2f  HYB %.2f\n", r.paper_coo * 1e6, r.paper_csr * 1e6,
@@ -225,6 +237,8 @@ json prediction_json(const Prediction& r) {
                          {"chain_us", number(e.chain_seconds * 1e6)},
                          {"fixed_us", number(e.fixed_seconds * 1e6)},
                          {"host_us", number(e.host_seconds * 1e6)},
+                         {"setup_ms", number(e.setup_seconds * 1e3)},
+                         {"refresh_us", number(e.refresh_seconds * 1e6)},
                          {"feasible", e.feasible},
                          {"note", e.note}});
   return {{"model",
@@ -237,6 +251,11 @@ json prediction_json(const Prediction& r) {
           {"diagonals", r.stats.diagonals},
           {"estimates", estimates},
           {"pick", r.pick},
+          {"auto_by_loop", [&] {
+             json l = json::array();
+             for (const auto& [applies, f] : r.loop_picks) l.push_back({{"expected_applies", applies}, {"format", f}});
+             return l;
+           }()},
           {"hyb_k", {{"one_third_rule", r.k_third}, {"model", r.k_model}, {"paper_eq50", r.k_paper}}},
           {"paper_us",
            {{"coo", number(r.paper_coo * 1e6)},

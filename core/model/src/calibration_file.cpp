@@ -26,7 +26,10 @@ constexpr std::pair<const char*, FormatFigures> kFormatKeys[] = {
     {"efficiency_l2_irregular.", &ModelHardware::efficiency_l2_irregular},
     {"chain_ns.", &ModelHardware::chain_ns},
     {"chain_dram_ns.", &ModelHardware::chain_dram_ns},
-    {"line_ns.", &ModelHardware::line_ns}};
+    {"line_ns.", &ModelHardware::line_ns},
+    {"setup_us.", &ModelHardware::setup_us},
+    {"setup_ns_per_nnz.", &ModelHardware::setup_ns_per_nnz},
+    {"refresh_spmvs.", &ModelHardware::refresh_spmvs}};
 // Keys of earlier calibration files the model no longer uses: read (the
 // format name still checked) and dropped, so those files still load.
 constexpr const char* kRetiredKeys[] = {"crowd_ns.", "crowd_scattered_ns."};

@@ -137,6 +137,17 @@ struct ConvertOptions {
   // costs a few SpMVs, not a host conversion.
   TransposeBuild transpose = TransposeBuild::OnFirstUse;
   Format transpose_format = Format::Auto;
+  // Format::Auto: SpMVs the caller expects per value refresh (a Krylov
+  // solve between Newton or time steps; a matrix never refreshed: its
+  // whole run). Auto minimises set-up + refresh + expected_applies x
+  // SpMV, so a short solve does not pay for a costly partition.
+  double expected_applies = 1000;
+  // Format::Auto on a device (not on host spaces): convert the model's
+  // auto_candidates cheapest formats, time a few SpMVs and a refresh of
+  // each on the matrix itself, keep the cheapest, free the others. Off,
+  // or on a host space: the model's first choice.
+  bool auto_measure = true;
+  int auto_candidates = 3;
   ProgressFn progress;  // long conversions report here
 };
 

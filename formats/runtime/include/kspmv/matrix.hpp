@@ -8,6 +8,8 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +24,7 @@
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_csr.hpp"
+#include "kspmv/core/device_timer.hpp"
 #include "kspmv/core/transpose.hpp"
 #include "kspmv/core/value_map.hpp"
 #include "kspmv/core/device_util.hpp"
@@ -193,19 +196,7 @@ class Matrix {
 
   template <class In>
   static Matrix convert_any(const In& a, Format f, const ConvertOptions& opt, const canonical_type* merged = nullptr) {
-    if (f == Format::Auto) {
-      // pmf-model Algorithm 1 over every format, with the default
-      // calibration (set_default_model() or $KSPMV_CALIBRATION). The
-      // pattern statistics are host code: a device input's pattern is
-      // copied to the host for them.
-      const int tau = static_cast<int>(sizeof(Scalar));
-      const auto& hw = default_model();
-      std::optional<HostCsr<Scalar>> copy;
-      const auto stats = pattern_stats(host_view(a, copy), tau, hw);
-      Matrix m = convert_any(a, pick(stats, tau, hw, opt.max_fill), opt, merged);
-      m.auto_picked_ = true;
-      return m;
-    }
+    if (f == Format::Auto) return convert_auto(a, opt, merged);
     try {
       return convert_to(a, f, opt, merged);
     } catch (const std::bad_alloc&) {
@@ -215,6 +206,118 @@ class Matrix {
                              std::to_string(a.ncols) + " matrix with " + std::to_string(a.nnz()) +
                              " entries ran out of memory");
     }
+  }
+
+  // Format::Auto: the model ranks every format by what a solve loop pays
+  // per refresh (set-up + refresh + expected_applies SpMVs, with the
+  // default calibration: set_default_model() or $KSPMV_CALIBRATION); on a
+  // device the cheapest few are converted and timed on the matrix itself
+  // and the cheapest measured kept. The pattern statistics are host code:
+  // a device input's pattern is copied to the host for them.
+  template <class In>
+  static Matrix convert_auto(const In& a, const ConvertOptions& opt, const canonical_type* merged) {
+    if (!(opt.expected_applies >= 0) || !std::isfinite(opt.expected_applies) || opt.auto_candidates < 1)
+      throw InvalidArgumentError("auto: expected_applies must be finite and >= 0 (got " +
+                                 std::to_string(opt.expected_applies) + ") and auto_candidates >= 1 (got " +
+                                 std::to_string(opt.auto_candidates) + ")");
+    Kokkos::Timer timer;
+    const int tau = static_cast<int>(sizeof(Scalar));
+    const auto& hw = default_model();
+    std::optional<HostCsr<Scalar>> copy;
+    const auto stats = pattern_stats(host_view(a, copy), tau, hw);
+    const auto ranked = rank_for_loop(stats, tau, hw, opt.max_fill, opt.expected_applies);
+    constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+    const char* why = on_host ? "model (host space: not measured)" : "model (auto_measure off)";
+    Matrix best;
+    if (!on_host && opt.auto_measure && opt.auto_candidates > 1) {
+      best = measured_pick(a, opt, merged, ranked);
+      why = nullptr;
+    }
+    if (best.empty()) {
+      for (const auto& e : ranked) {
+        if (!e.feasible) continue;
+        try {
+          best = convert_to(a, e.format, opt, merged);
+          best.auto_note_ = std::string(why ? why : "model (no candidate converted)") + ", expected_applies " +
+                            std::to_string(opt.expected_applies);
+          break;
+        } catch (const FormatCannotHoldError&) {  // the model thought it would fit: the next
+        }
+      }
+    }
+    if (best.empty()) best = convert_to(a, Format::Csr, opt, merged);
+    best.auto_picked_ = true;
+    best.conversion_seconds_ = timer.seconds();
+    return best;
+  }
+
+  // Converts the model's first opt.auto_candidates formats (skipping one
+  // whose set-up alone, by the model, costs more than the best measured
+  // loop), times SpMVs and a refresh of each, and returns the cheapest
+  // loop; the others are freed as it goes.
+  template <class In>
+  static Matrix measured_pick(const In& a, const ConvertOptions& opt, const canonical_type* merged,
+                              const std::vector<FormatEstimate>& ranked) {
+    ExecSpace space;
+    const auto& d = device_view(a);
+    ConvertOptions trial_opt = opt;
+    trial_opt.transpose = TransposeBuild::Never;  // the winner gets it below
+    vector_type x(Kokkos::view_alloc(space, std::string("kspmv::auto::x")), a.ncols);
+    vector_type y(Kokkos::view_alloc(space, std::string("kspmv::auto::y")), a.nrows);
+    Kokkos::deep_copy(space, x, Scalar(1));
+    Matrix best;
+    double best_loop = 0;
+    std::string report;
+    int tried = 0;
+    for (const auto& e : ranked) {
+      if (tried >= opt.auto_candidates || !e.feasible) break;
+      if (!best.empty() && e.setup_seconds > best_loop) continue;
+      Matrix m;
+      try {
+        m = convert_to(a, e.format, trial_opt, merged);
+      } catch (const FormatCannotHoldError&) {
+        continue;
+      }
+      ++tried;
+      const double spmv = trial_seconds(space, [&] { m.apply(space, Scalar(1), x, Scalar(0), y); });
+      // A refresh with the values it holds (the same bits stay); a merged
+      // input's values are not at hand, so the model's figure.
+      const double refresh = !merged && m.refreshable()
+                                 ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); })
+                                 : e.refresh_seconds;
+      const double loop = m.conversion_seconds() + refresh + opt.expected_applies * spmv;
+      char line[160];
+      std::snprintf(line, sizeof line, "%s%s %.1f us, set-up %.2f ms, refresh %.1f us", report.empty() ? "" : "; ",
+                    m.name(), spmv * 1e6, m.conversion_seconds() * 1e3, refresh * 1e6);
+      report += line;
+      if (best.empty() || loop < best_loop) {
+        best = std::move(m);
+        best_loop = loop;
+      }
+    }
+    if (best.empty()) return best;
+    best.auto_note_ = "measured (" + report + "), expected_applies " + std::to_string(opt.expected_applies);
+    if (opt.transpose != TransposeBuild::Never) best.attach_transpose(d, opt);
+    return best;
+  }
+
+  // Seconds one run of `run` takes on the device: a warm-up run, then the
+  // better of two batches of at least 0.2 ms each.
+  template <class Run>
+  static double trial_seconds(const ExecSpace& space, Run&& run) {
+    DeviceTimer<ExecSpace> timer(space);
+    run();
+    timer.start();
+    run();
+    const double one = std::max(timer.stop(), 1e-7);
+    const int k = static_cast<int>(std::min(50.0, std::ceil(2e-4 / one)));
+    double best = one;
+    for (int b = 0; b < 2; ++b) {
+      timer.start();
+      for (int i = 0; i < k; ++i) run();
+      best = std::min(best, timer.stop() / k);
+    }
+    return best;
   }
 
   static const HostCsr<Scalar>& host_view(const HostCsr<Scalar>& a, std::optional<HostCsr<Scalar>>&) { return a; }
@@ -249,18 +352,20 @@ class Matrix {
     }
     ExecSpace().fence();
     m.conversion_seconds_ = timer.seconds();
-    if (opt.transpose != TransposeBuild::Never) {
-      m.transpose_ = std::make_shared<TransposeState>();
-      m.transpose_->pattern = device_pattern(a);
-      m.transpose_->opt = opt;
-      m.transpose_->opt.transpose = TransposeBuild::Never;
-      m.transpose_->opt.output_order = OutputOrder::Caller;
-      if (opt.transpose == TransposeBuild::AtConversion) {
-        const auto& d = device_view(a);
-        m.build_transpose(ExecSpace(), d.values);
-      }
-    }
+    if (opt.transpose != TransposeBuild::Never) m.attach_transpose(a, opt);
     return m;
+  }
+
+  // What mode "T" needs later (A's pattern), or A^T itself now
+  // (TransposeBuild::AtConversion).
+  template <class In>
+  void attach_transpose(const In& a, const ConvertOptions& opt) {
+    transpose_ = std::make_shared<TransposeState>();
+    transpose_->pattern = device_pattern(a);
+    transpose_->opt = opt;
+    transpose_->opt.transpose = TransposeBuild::Never;
+    transpose_->opt.output_order = OutputOrder::Caller;
+    if (opt.transpose == TransposeBuild::AtConversion) build_transpose(ExecSpace(), device_view(a).values);
   }
 
   // A's pattern on the device for a later transpose: a device input's own
@@ -481,7 +586,7 @@ class Matrix {
   }
   Properties properties() const {
     Properties p = impl_ ? impl_->properties() : Properties{};
-    if (auto_picked_) p.insert(p.begin(), {"picked_by", "model (format auto)"});
+    if (auto_picked_) p.insert(p.begin(), {"picked_by", auto_note_});
     return p;
   }
   // True when convert() was asked for Format::Auto; format() is the pick.
@@ -516,6 +621,7 @@ class Matrix {
   std::int64_t nnz_ = 0;
   double conversion_seconds_ = 0;
   bool auto_picked_ = false;
+  std::string auto_note_;  // how auto chose
 };
 
 // Compiled once in the library for the default execution space.

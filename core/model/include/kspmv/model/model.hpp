@@ -102,6 +102,10 @@ struct ModelHardware {
   // priced every warp's longest row at the crowd's per-row time whatever
   // the number of warps was 1.3-2.2x high on the small real matrices.
   std::map<std::string, double> line_ns;
+  // Per format name: its conversion's fixed cost (us) and cost per
+  // nonzero (ns), and a refresh (update_values) in SpMVs of the format;
+  // where absent, setup_defaults() (measured on the H100 node).
+  std::map<std::string, double> setup_us, setup_ns_per_nnz, refresh_spmvs;
   bool calibrated = false;
 };
 
@@ -147,6 +151,8 @@ struct FormatEstimate {
   double storage_bytes = 0;  // the format's storage (model)
   double padding = 0;        // stored slots / nnz - 1
   int launches = 1;
+  double setup_seconds = 0;    // the conversion from a device CSR (model)
+  double refresh_seconds = 0;  // one update_values (model)
   bool feasible = true;      // false: the conversion would refuse (fill, shape)
   std::string note;
 };
@@ -167,6 +173,24 @@ std::vector<FormatEstimate> estimate_all(const PatternStats& s, int scalar_bytes
                                          double max_fill = 3.0);
 // Algorithm 1: the format with the smallest estimate (feasible ones only).
 Format pick(const PatternStats& s, int scalar_bytes, const ModelHardware& hw, double max_fill = 3.0);
+
+// What a solve loop pays per value refresh with format e: its set-up once,
+// a refresh, and expected_applies SpMVs (set-up counted whole: a matrix
+// refreshed many times amortises it further, and a larger
+// expected_applies says so).
+double loop_seconds(const FormatEstimate& e, double expected_applies);
+// Every format, cheapest loop first (infeasible last; kk-crs, the
+// baseline, left out): the candidates `auto` converts and times.
+std::vector<FormatEstimate> rank_for_loop(const PatternStats& s, int scalar_bytes, const ModelHardware& hw,
+                                          double max_fill, double expected_applies);
+
+// The conversion's cost where no calibration gives it: fixed us, ns per
+// nonzero, and a refresh in SpMVs (H100 node, device conversions,
+// kspmv_perf set-up runs on the FEM and large suites).
+struct SetupDefaults {
+  double fixed_us, ns_per_nnz, refresh_spmvs;
+};
+SetupDefaults setup_defaults(Format f);
 
 // The paper's equations (seconds). transfer: add DTT (eqs. 25, 31, 38, 45).
 struct PaperEstimate {
