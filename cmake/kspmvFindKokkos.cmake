@@ -1,8 +1,9 @@
 # kspmv_find_kokkos(): make the targets Kokkos::kokkos and
 # Kokkos::kokkoskernels exist, whichever way Kokkos is installed.
 #
-# 1. A proper Kokkos 4 install (GPU nodes): find_package(Kokkos 4 CONFIG) and
-#    find_package(KokkosKernels CONFIG).
+# 1. A proper Kokkos 4 or 5 install (GPU nodes): find_package(Kokkos CONFIG)
+#    of major version 4, else 5 (asking for a version keeps Debian's broken
+#    Kokkos 3.4 config out), and find_package(KokkosKernels CONFIG).
 # 2. Debian's Trilinos 13.2 packages (Kokkos 3.4.01, Serial backend only),
 #    whose own CMake config exports empty include directories and a target
 #    named trilinos_kokkoskernels: wrap the headers in /usr/include/trilinos
@@ -13,6 +14,9 @@
 macro(kspmv_find_kokkos)
   if(NOT TARGET Kokkos::kokkos)
     find_package(Kokkos 4 CONFIG QUIET)
+  endif()
+  if(NOT TARGET Kokkos::kokkos)
+    find_package(Kokkos 5 CONFIG QUIET)
   endif()
   if(TARGET Kokkos::kokkos AND Kokkos_FOUND)
     set(KSPMV_KOKKOS_VERSION ${Kokkos_VERSION})
@@ -68,3 +72,24 @@ macro(kspmv_find_kokkos)
     set(KSPMV_KOKKOS_HAS_CUDA OFF)
   endif()
 endmacro()
+
+# kspmv_check_kokkos(BUILT_VERSION BUILT_BACKENDS): a project using an
+# installed kspmv must find the Kokkos kspmv was built with (its compiled
+# kernels, View layouts and execution spaces come from it): the same
+# version, and every backend kspmv was built for.
+function(kspmv_check_kokkos built_version built_backends)
+  if(NOT KSPMV_KOKKOS_VERSION VERSION_EQUAL built_version)
+    message(FATAL_ERROR
+      "kspmv was built with Kokkos ${built_version}, but this project found Kokkos "
+      "${KSPMV_KOKKOS_VERSION} (${KSPMV_KOKKOS_SOURCE}). Point Kokkos_ROOT (and "
+      "KokkosKernels_ROOT) at the installs kspmv was built with.")
+  endif()
+  foreach(be IN LISTS built_backends)
+    list(FIND KSPMV_KOKKOS_BACKENDS "${be}" at)  # (IN_LIST needs a policy the caller may not set)
+    if(at EQUAL -1)
+      message(FATAL_ERROR
+        "kspmv was built with Kokkos' ${be} backend; the Kokkos this project found "
+        "(${KSPMV_KOKKOS_SOURCE}) has only: ${KSPMV_KOKKOS_BACKENDS}.")
+    endif()
+  endforeach()
+endfunction()
