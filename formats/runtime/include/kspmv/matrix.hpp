@@ -38,6 +38,18 @@ namespace kspmv {
 
 namespace detail {
 
+// A Kokkos Tools region for the scope (conversion, refresh, apply,
+// transpose, auto's trials): nsys (through the NVTX connector) and the
+// Kokkos Tools show kspmv's work under these names, raw CUDA launches
+// included. Costs one check of a callback pointer when no tool is loaded.
+class ProfilingRegion {
+ public:
+  explicit ProfilingRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
+  ProfilingRegion(const ProfilingRegion&) = delete;
+  ProfilingRegion& operator=(const ProfilingRegion&) = delete;
+};
+
 template <class F, class = void>
 struct has_order : std::false_type {};
 template <class F>
@@ -96,6 +108,7 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   using base = AnyFormat<Scalar, ExecSpace>;
   F f;
   ValueMap<Scalar, ExecSpace> map;
+  std::string apply_region = std::string("kspmv::apply ") + F::format_name;
   explicit FormatHolder(F&& x, ValueMap<Scalar, ExecSpace> m = {}) : f(std::move(x)), map(std::move(m)) {}
   const ValueMap<Scalar, ExecSpace>& value_map() const override { return map; }
   void scatter_values(const ExecSpace& space, const typename base::const_vector_type& values) const override {
@@ -123,6 +136,7 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   }
   void apply(const ExecSpace& space, Scalar alpha, const typename base::const_vector_type& x, Scalar beta,
              const typename base::vector_type& y) const override {
+    ProfilingRegion region(apply_region);
     spmv(space, alpha, f, x, beta, y);
   }
   std::size_t storage_bytes() const override { return f.storage_bytes(); }
@@ -196,6 +210,7 @@ class Matrix {
 
   template <class In>
   static Matrix convert_any(const In& a, Format f, const ConvertOptions& opt, const canonical_type* merged = nullptr) {
+    detail::ProfilingRegion region(std::string("kspmv::convert ") + format_name(f));
     if (f == Format::Auto) return convert_auto(a, opt, merged);
     try {
       return convert_to(a, f, opt, merged);
@@ -419,6 +434,7 @@ class Matrix {
   // entries, so that update_values(A's values) refreshes both.
   void build_transpose(const ExecSpace& space, const const_vector_type& values) const {
     TransposeState& st = *transpose_;
+    detail::ProfilingRegion region("kspmv::transpose");
     Kokkos::Timer timer;
     device_csr_type d = st.pattern;
     if (values.extent(0) == static_cast<std::size_t>(nnz_)) {
@@ -541,6 +557,7 @@ class Matrix {
     if (!refreshable())
       throw UnsupportedError(std::string(name()) +
                              " update_values: converted with ConvertOptions::value_map off, so no value map was kept");
+    detail::ProfilingRegion region("kspmv::update_values");
     impl_->scatter_values(space, values);
     if (transpose_) {
       std::lock_guard<std::mutex> guard(transpose_->lock);
