@@ -1,5 +1,7 @@
 # Installs the kspmv build into a scratch prefix, then configures, builds
-# and runs the downstream project against it with find_package(kspmv).
+# and runs the downstream project against it with find_package(kspmv);
+# with EXAMPLE_DIR (kspmv built with PETSc), the PETSc example too, with
+# find_package(kspmv COMPONENTS petsc), run on two ranks through MPIEXEC.
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${KSPMV_BUILD_DIR} --prefix ${WORK_DIR}/prefix
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -29,3 +31,23 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "downstream ok")
   message(FATAL_ERROR "downstream program failed (${rc}):\n${out}\n${err}")
 endif()
 message(STATUS "${out}")
+
+if(EXAMPLE_DIR)
+  list(REMOVE_ITEM args -S ${SOURCE_DIR} -B ${WORK_DIR}/build)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${EXAMPLE_DIR} -B ${WORK_DIR}/example ${args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "configure of the PETSc example failed:\n${out}\n${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/example RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "build of the PETSc example failed:\n${out}\n${err}")
+  endif()
+  separate_arguments(mpiexec UNIX_COMMAND "${MPIEXEC}")
+  execute_process(COMMAND ${mpiexec} ${WORK_DIR}/example/petsc_ksp -n 6 -fem_refine 0 -mults 2
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "check: ok")
+    message(FATAL_ERROR "the PETSc example failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "PETSc example built against the install and run: check ok")
+endif()
