@@ -214,6 +214,97 @@ TEST(PetscMat, DefaultsAndMpiAijOnOneRank) {
   KSPMV_PCALL(MatDestroy(&A));
 }
 
+PetscInt references(PetscObject o) {
+  PetscInt r = -1;
+  PetscObjectGetReference(o, &r);
+  return r;
+}
+
+// Calls f quietly and checks its error code and that the message names `what`.
+template <class F>
+::testing::AssertionResult fails_with(F&& f, PetscErrorCode expected, const std::string& what) {
+  PetscErrorCode ierr;
+  {
+    QuietErrors quiet;
+    ierr = f();
+  }
+  const std::string msg = ierr ? last_error_message(ierr) : std::string();
+  if (ierr != expected)
+    return ::testing::AssertionFailure() << "error " << ierr << " (expected " << expected << "): " << msg;
+  if (msg.find(what) == std::string::npos)
+    return ::testing::AssertionFailure() << "the message does not say \"" << what << "\": " << msg;
+  return ::testing::AssertionSuccess();
+}
+
+// The entries (i, i) of a, 0 where absent.
+std::vector<double> host_diagonal(const HostCsr<double>& a) {
+  std::vector<double> d(static_cast<std::size_t>(a.nrows), 0.0);
+  for (kspmv::ordinal_t i = 0; i < a.nrows; ++i)
+    for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) d[static_cast<std::size_t>(i)] = a.values[k];
+  return d;
+}
+
+TEST(PetscMat, EmptyBlocksRanksAndRectangles) {
+  // Shapes where a rank's blocks are empty: an anti-diagonal matrix (on two
+  // or more ranks the outer ranks' rows couple only to other ranks: no
+  // diagonal block), a matrix without entries, three rows (on four ranks
+  // one rank owns none), and rectangular matrices (rows and columns laid
+  // out differently, so a row's diagonal entry may sit in the off-diagonal
+  // block: MatGetDiagonal against the host matrix's).
+  kspmv::HostCoo<double> anti(10, 10);
+  for (int i = 0; i < 10; ++i) anti.add(i, 9 - i, i + 1.0);
+  std::vector<NamedMatrix> shapes = {
+      {"anti-diagonal:10", kspmv::to_csr(anti), false},
+      {"no entries", HostCsr<double>(12, 12), false},
+      {"lap1d:3", kspmv::generate<double>("lap1d:3"), true},
+      {"uniform:300:1:9 x 200", kspmv::generate<double>("uniform:300:1:9:cols=200:seed=2"), false},
+      {"uniform:150:1:9 x 400", kspmv::generate<double>("uniform:150:1:9:cols=400:seed=3"), false}};
+  for (const auto& m : shapes) {
+    Mat A;
+    KSPMV_PCALL(make_aij(m.a, &A));
+    const bool square = m.a.nrows == m.a.ncols;
+    for (Format d : {Format::Csr, Format::Coo, Format::Pellr, Format::Ehyb}) {
+      if (!square && (d == Format::Ehyb)) continue;
+      Mat K;
+      bool refused;
+      ASSERT_TRUE(create(A, d, Format::CsrVector, &K, &refused)) << m.name;
+      if (square) {
+        EXPECT_TRUE(check_products(m.a, K, A, 31)) << m.name << ", " << kspmv::format_name(d);
+      } else {
+        // PETSc's MatGetDiagonal wants a square MPIAIJ matrix: the
+        // products against the reference, the diagonal against the host's.
+        Vec x, y, dv;
+        std::vector<double> gy, gd;
+        const auto gx = random_vector(static_cast<std::size_t>(m.a.ncols), 32);
+        KSPMV_PCALL(MatCreateVecs(K, &x, &y));
+        KSPMV_PCALL(VecDuplicate(y, &dv));
+        KSPMV_PCALL(set_from_global(x, gx));
+        KSPMV_PCALL(MatMult(K, x, y));
+        KSPMV_PCALL(gather(y, &gy));
+        const auto c = kspmv::check_spmv(m.a, 1.0, gx, 0.0, gy, gy);
+        EXPECT_TRUE(c.ok) << m.name << ", " << kspmv::format_name(d) << ": " << c.message;
+        KSPMV_PCALL(MatGetDiagonal(K, dv));
+        KSPMV_PCALL(gather(dv, &gd));
+        EXPECT_EQ(gd, host_diagonal(m.a)) << m.name;
+        KSPMV_PCALL(VecDestroy(&x));
+        KSPMV_PCALL(VecDestroy(&y));
+        KSPMV_PCALL(VecDestroy(&dv));
+      }
+      KSPMV_PCALL(MatDestroy(&K));
+    }
+    // A rectangular diagonal block: the square-only formats refuse it (on
+    // every rank), naming the format.
+    if (!square) {
+      Mat K = nullptr;
+      EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatCreateKspmv(A, Format::Pkt, Format::Csr, options(), &K); },
+                             PETSC_ERR_SUP, "pkt"));
+      EXPECT_EQ(K, nullptr);
+    }
+    KSPMV_PCALL(MatDestroy(&A));
+  }
+}
+
 // ---- KSP: CG + Jacobi takes as many iterations as with the AIJ matrix ----
 
 PetscErrorCode cg_iterations(Mat M, Vec b, PetscInt* its, KSPConvergedReason* reason) {
@@ -368,28 +459,6 @@ TEST(PetscKsp, RefreshReachesJacobi) {
 }
 
 // ---- bad input: a clear error, nothing created or changed ----
-
-PetscInt references(PetscObject o) {
-  PetscInt r = -1;
-  PetscObjectGetReference(o, &r);
-  return r;
-}
-
-// Calls f quietly and checks its error code and that the message names `what`.
-template <class F>
-::testing::AssertionResult fails_with(F&& f, PetscErrorCode expected, const std::string& what) {
-  PetscErrorCode ierr;
-  {
-    QuietErrors quiet;
-    ierr = f();
-  }
-  const std::string msg = ierr ? last_error_message(ierr) : std::string();
-  if (ierr != expected)
-    return ::testing::AssertionFailure() << "error " << ierr << " (expected " << expected << "): " << msg;
-  if (msg.find(what) == std::string::npos)
-    return ::testing::AssertionFailure() << "the message does not say \"" << what << "\": " << msg;
-  return ::testing::AssertionSuccess();
-}
 
 TEST(PetscErrors, NotAssembled) {
   Mat A, K = nullptr;
