@@ -305,6 +305,34 @@ TEST(PetscMat, EmptyBlocksRanksAndRectangles) {
   }
 }
 
+TEST(PetscMat, ScaleShiftAndDuplicate) {
+  // MATSHELL's own MatScale and MatShift act on the kspmv matrix's
+  // products and diagonal; MatDuplicate converts a matrix of its own, which
+  // outlives the original.
+  const auto a = numbered(matrices()[1].a, Ownership::Scattered);
+  Mat A, K, K2;
+  KSPMV_PCALL(make_aij(a, &A));
+  KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Pellr, Format::Coo, options(), &K));
+  KSPMV_PCALL(MatDuplicate(K, MAT_COPY_VALUES, &K2));
+  PetscBool is = PETSC_FALSE;
+  KSPMV_PCALL(kspmv::petsc::MatIsKspmv(K2, &is));
+  EXPECT_TRUE(is);
+  EXPECT_TRUE(fails_with([&] { Mat M; return MatDuplicate(K, MAT_DO_NOT_COPY_VALUES, &M); }, PETSC_ERR_SUP, "MAT_COPY_VALUES"));
+  KSPMV_PCALL(MatDestroy(&K));
+  EXPECT_TRUE(check_products(a, K2, A, 41));
+  // 2 A + 3 I, on the AIJ copy of the reference and on K2.
+  auto b = a;
+  for (auto& v : b.values) v *= 2;
+  shift_diagonal(b, 3);
+  KSPMV_PCALL(MatScale(K2, 2));
+  KSPMV_PCALL(MatShift(K2, 3));
+  KSPMV_PCALL(MatScale(A, 2));
+  KSPMV_PCALL(MatShift(A, 3));
+  EXPECT_TRUE(check_products(b, K2, A, 42));
+  KSPMV_PCALL(MatDestroy(&K2));
+  KSPMV_PCALL(MatDestroy(&A));
+}
+
 // ---- KSP: CG + Jacobi takes as many iterations as with the AIJ matrix ----
 
 PetscErrorCode cg_iterations(Mat M, Vec b, PetscInt* its, KSPConvergedReason* reason) {

@@ -142,6 +142,7 @@ struct Context {
   bool mpi = false;       // MATMPIAIJ family (else MATSEQAIJ: all diagonal block)
   PetscInt rstart = 0, cstart = 0, cend = 0;
   kspmv::Format diag_asked = kspmv::Format::Auto, off_asked = kspmv::Format::Csr;
+  kspmv::ConvertOptions options;    // MatDuplicate converts again with them
   Block diag, off;
   std::vector<PetscInt> garray;     // ghost column j of the off-diagonal block is global column garray[j]
   PetscObjectState nonzero_state = 0;
@@ -327,7 +328,7 @@ class VecAccess {
     PetscFunctionReturn(0);
   }
 
-  // keep: the old values are read (beta != 0).
+  // keep: the old values are read (the off-diagonal block adds to them).
   PetscErrorCode write(Vec v, bool keep, DeviceVector& stage, DeviceVector* out) {
     PetscInt n = 0;
     PetscFunctionBegin;
@@ -420,8 +421,8 @@ PetscErrorCode check_local_size(Vec v, PetscInt expected, const char* which) {
   PetscFunctionReturn(0);
 }
 
-// y = A x + beta y (beta 0 or 1).
-PetscErrorCode multiply(Context& c, Vec x, PetscScalar beta, Vec y) {
+// y = A x.
+PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   Exec space;
   Kokkos::Timer total, t;
   VecAccess xa, ya, ga;
@@ -438,13 +439,13 @@ PetscErrorCode multiply(Context& c, Vec x, PetscScalar beta, Vec y) {
   }
   // The diagonal block while the ghost values are in flight.
   if (c.diag.m.empty()) {
-    if (beta == PetscScalar(0)) PetscCall(VecSet(y, 0));
+    PetscCall(VecSet(y, 0));
   } else {
     PetscCall(xa.read(x, c.x_stage, &xv));
-    PetscCall(ya.write(y, beta != PetscScalar(0), c.y_stage, &yv));
+    PetscCall(ya.write(y, false, c.y_stage, &yv));
     t.reset();
     st.run("kspmv matrix, diagonal block", [&] {
-      c.diag.m.apply(space, PetscScalar(1), xv, beta, yv);
+      c.diag.m.apply(space, PetscScalar(1), xv, PetscScalar(0), yv);
       space.fence();
     });
     c.timings.diagonal += t.seconds();
@@ -479,17 +480,7 @@ PetscErrorCode mult_op(Mat K, Vec x, Vec y) {
   Context* c = nullptr;
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(K, &c));
-  PetscCall(multiply(*c, x, PetscScalar(0), y));
-  PetscFunctionReturn(0);
-}
-
-// v3 = v2 + A v1
-PetscErrorCode mult_add_op(Mat K, Vec v1, Vec v2, Vec v3) {
-  Context* c = nullptr;
-  PetscFunctionBegin;
-  PetscCall(MatShellGetContext(K, &c));
-  if (v2 != v3) PetscCall(VecCopy(v2, v3));
-  PetscCall(multiply(*c, v1, PetscScalar(1), v3));
+  PetscCall(multiply(*c, x, y));
   PetscFunctionReturn(0);
 }
 
@@ -592,6 +583,8 @@ PetscErrorCode build_scatter(Context& c) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode duplicate_op(Mat K, MatDuplicateOption op, Mat* M);
+
 // The MATSHELL over the context; K takes the context over (destroying K
 // destroys it) once it exists, else `c` keeps it.
 PetscErrorCode make_shell(Mat aij, std::unique_ptr<Context>& c, Mat* out) {
@@ -612,9 +605,12 @@ PetscErrorCode make_shell(Mat aij, std::unique_ptr<Context>& c, Mat* out) {
   ierr = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
     PetscCall(MatShellSetOperation(K, MATOP_MULT, reinterpret_cast<void (*)(void)>(mult_op)));
-    PetscCall(MatShellSetOperation(K, MATOP_MULT_ADD, reinterpret_cast<void (*)(void)>(mult_add_op)));
+    // No MATOP_MULT_ADD: MATSHELL's own (MatMult, then VecAXPY) keeps
+    // MatScale and MatShift, which an operation set here would bypass.
     PetscCall(MatShellSetOperation(K, MATOP_GET_DIAGONAL, reinterpret_cast<void (*)(void)>(get_diagonal_op)));
     PetscCall(MatShellSetOperation(K, MATOP_VIEW, reinterpret_cast<void (*)(void)>(view_op)));
+    // (MATSHELL's own duplicate would share the context without owning it.)
+    PetscCall(MatShellSetOperation(K, MATOP_DUPLICATE, reinterpret_cast<void (*)(void)>(duplicate_op)));
     // MATOP_MULT_TRANSPOSE: not yet (kspmv's transpose is still to come).
     PetscCall(MatShellSetVecType(K, vtype));
     PetscCall(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(K), kComposedName, get_context_composed));
@@ -657,6 +653,7 @@ PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format 
   c->mpi = mpi;
   c->diag_asked = diag_format;
   c->off_asked = offdiag_format;
+  c->options = options;
   PetscCall(MatGetOwnershipRange(aij, &c->rstart, nullptr));
   PetscCall(MatGetOwnershipRangeColumn(aij, &c->cstart, &c->cend));
   PetscCall(MatGetNonzeroState(aij, &c->nonzero_state));
@@ -672,6 +669,23 @@ PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format 
   PetscCall(make_shell(aij, c, out));
   PetscFunctionReturn(0);
 }
+
+namespace {
+
+// MatDuplicate: a new kspmv matrix converted from the same AIJ matrix (its
+// values now: where they changed without a refresh, the copy has the new
+// ones) with the same formats and options.
+PetscErrorCode duplicate_op(Mat K, MatDuplicateOption op, Mat* M) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(K, &c));
+  PetscCheck(op != MAT_DO_NOT_COPY_VALUES, PetscObjectComm(reinterpret_cast<PetscObject>(K)), PETSC_ERR_SUP,
+             "kspmv matrix: its values come from its AIJ matrix; duplicate it with MAT_COPY_VALUES");
+  PetscCall(MatCreateKspmv(c->aij, c->diag_asked, c->off_asked, c->options, M));
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
 
 PetscErrorCode MatCreateKspmv(Mat aij, Mat* out) {
   PetscFunctionBegin;

@@ -15,10 +15,11 @@
 // (the ghost columns, numbered by the ones used: a CSR-family format or
 // COO). MatMult starts the halo exchange (a VecScatter from x to a ghost
 // vector, PETSc's own), applies the diagonal block while it is in flight,
-// then adds the off-diagonal block. K supports MatMult, MatMultAdd,
-// MatGetDiagonal (for Jacobi), MatScale/MatShift (MATSHELL's own) and
-// MatView; MatMultTranspose is not provided yet (PETSc reports it as
-// unsupported). On a MATSEQAIJ (one rank) the whole matrix is the
+// then adds the off-diagonal block. K supports MatMult, MatGetDiagonal
+// (for Jacobi), MatView, MatDuplicate (MAT_COPY_VALUES: converted again
+// from the AIJ matrix's current values) and, as every MATSHELL does,
+// MatMultAdd (MatMult, then VecAXPY), MatScale and MatShift;
+// MatMultTranspose is not provided yet (PETSc reports it as unsupported). On a MATSEQAIJ (one rank) the whole matrix is the
 // diagonal block.
 //
 // Kokkos: kspmv runs on Kokkos' default execution space. If Kokkos is not
@@ -71,7 +72,7 @@ PetscErrorCode MatIsKspmv(Mat K, PetscBool* flg);
 // collective.
 PetscErrorCode MatKspmvGetFormats(Mat K, kspmv::Format* diag, kspmv::Format* offdiag);
 
-// Seconds spent by this rank in K's MatMult and MatMultAdd since creation
+// Seconds spent by this rank in K's MatMults (MatMultAdd's included) since creation
 // or the last reset: the whole product, the halo exchange (VecScatterBegin
 // and VecScatterEnd: the wait for ghost values the diagonal block did not
 // hide), the diagonal block and the off-diagonal block (each fenced, so on
