@@ -305,34 +305,6 @@ TEST(PetscMat, EmptyBlocksRanksAndRectangles) {
   }
 }
 
-TEST(PetscMat, ScaleShiftAndDuplicate) {
-  // MATSHELL's own MatScale and MatShift act on the kspmv matrix's
-  // products and diagonal; MatDuplicate converts a matrix of its own, which
-  // outlives the original.
-  const auto a = numbered(matrices()[1].a, Ownership::Scattered);
-  Mat A, K, K2;
-  KSPMV_PCALL(make_aij(a, &A));
-  KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Pellr, Format::Coo, options(), &K));
-  KSPMV_PCALL(MatDuplicate(K, MAT_COPY_VALUES, &K2));
-  PetscBool is = PETSC_FALSE;
-  KSPMV_PCALL(kspmv::petsc::MatIsKspmv(K2, &is));
-  EXPECT_TRUE(is);
-  EXPECT_TRUE(fails_with([&] { Mat M; return MatDuplicate(K, MAT_DO_NOT_COPY_VALUES, &M); }, PETSC_ERR_SUP, "MAT_COPY_VALUES"));
-  KSPMV_PCALL(MatDestroy(&K));
-  EXPECT_TRUE(check_products(a, K2, A, 41));
-  // 2 A + 3 I, on the AIJ copy of the reference and on K2.
-  auto b = a;
-  for (auto& v : b.values) v *= 2;
-  shift_diagonal(b, 3);
-  KSPMV_PCALL(MatScale(K2, 2));
-  KSPMV_PCALL(MatShift(K2, 3));
-  KSPMV_PCALL(MatScale(A, 2));
-  KSPMV_PCALL(MatShift(A, 3));
-  EXPECT_TRUE(check_products(b, K2, A, 42));
-  KSPMV_PCALL(MatDestroy(&K2));
-  KSPMV_PCALL(MatDestroy(&A));
-}
-
 // ---- KSP: CG + Jacobi takes as many iterations as with the AIJ matrix ----
 
 PetscErrorCode cg_iterations(Mat M, Vec b, PetscInt* its, KSPConvergedReason* reason) {
@@ -483,6 +455,45 @@ TEST(PetscKsp, RefreshReachesJacobi) {
   KSPMV_PCALL(VecDestroy(&x));
   KSPMV_PCALL(VecDestroy(&b));
   KSPMV_PCALL(MatDestroy(&K));
+  KSPMV_PCALL(MatDestroy(&A));
+}
+
+TEST(PetscMat, ScaleShiftAndDuplicate) {
+  // MATSHELL's own MatScale and MatShift act on the kspmv matrix's
+  // products and diagonal; MatDuplicate converts a matrix of its own, which
+  // outlives the original.
+  const auto a = numbered(matrices()[1].a, Ownership::Scattered);
+  Mat A, K, K2;
+  KSPMV_PCALL(make_aij(a, &A));
+  KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Pellr, Format::Coo, options(), &K));
+  KSPMV_PCALL(MatDuplicate(K, MAT_COPY_VALUES, &K2));
+  PetscBool is = PETSC_FALSE;
+  KSPMV_PCALL(kspmv::petsc::MatIsKspmv(K2, &is));
+  EXPECT_TRUE(is);
+  EXPECT_TRUE(fails_with([&] { Mat M; return MatDuplicate(K, MAT_DO_NOT_COPY_VALUES, &M); }, PETSC_ERR_SUP, "MAT_COPY_VALUES"));
+  KSPMV_PCALL(MatDestroy(&K));
+  EXPECT_TRUE(check_products(a, K2, A, 41));
+  // 2 A + 3 I, on the AIJ copy of the reference and on K2.
+  auto b = a;
+  for (auto& v : b.values) v *= 2;
+  shift_diagonal(b, 3);
+  KSPMV_PCALL(MatScale(K2, 2));
+  KSPMV_PCALL(MatShift(K2, 3));
+  KSPMV_PCALL(MatScale(A, 2));
+  KSPMV_PCALL(MatShift(A, 3));
+  EXPECT_TRUE(check_products(b, K2, A, 42));
+  // A refresh takes new values for A; the scale and shift stay K2's.
+  const auto c = new_values(a);
+  auto d = c;
+  for (auto& v : d.values) v *= 2;
+  shift_diagonal(d, 3);
+  Mat D;
+  KSPMV_PCALL(reassemble(A, c));
+  KSPMV_PCALL(kspmv::petsc::MatKspmvRefresh(K2));
+  KSPMV_PCALL(make_aij(d, &D));
+  EXPECT_TRUE(check_products(d, K2, D, 43));
+  KSPMV_PCALL(MatDestroy(&D));
+  KSPMV_PCALL(MatDestroy(&K2));
   KSPMV_PCALL(MatDestroy(&A));
 }
 

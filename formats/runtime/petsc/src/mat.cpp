@@ -802,8 +802,13 @@ PetscErrorCode MatKspmvRefresh(Mat K) {
   PetscCall(agree(comm, st));
   // K's state moves on (as a re-assembled AIJ matrix's does), so a PC set
   // up from K (Jacobi's diagonal) is set up again at the next solve.
-  PetscCall(MatAssemblyBegin(K, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(K, MAT_FINAL_ASSEMBLY));
+  // PetscObjectStateIncrease is in PETSc's private headers, MatScale by 1
+  // returns before it counts, and MatAssemblyEnd on a MATSHELL drops the
+  // user's MatScale/MatShift: scaling by 2 and back by 1/2 advances the
+  // state and leaves the shell's factors exactly as they were (powers of
+  // two).
+  PetscCall(MatScale(K, 2));
+  PetscCall(MatScale(K, 0.5));
   PetscFunctionReturn(0);
 }
 
