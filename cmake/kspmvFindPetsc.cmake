@@ -56,8 +56,10 @@ endmacro()
 # kspmv_mpiexec_flags(VAR): flags for running the MPI tests and examples on
 # a small machine: Open MPI needs --oversubscribe to start more ranks than
 # cores (CI has 2). Sets VAR to the flags (empty for other MPIs) and
-# KSPMV_MPIEXEC_ENV to the environment the runs need (Open MPI refuses to
-# run as root without it, as CI's containers do).
+# KSPMV_MPIEXEC_ENV to the environment the runs need: Open MPI refuses to
+# run as root (as CI's containers do) without the first two, and its
+# shared-memory transport's single-copy path (CMA) fails in containers
+# that forbid ptrace, so copy-in/copy-out it is.
 function(kspmv_mpiexec_flags var)
   set(flags "")
   set(env "")
@@ -66,7 +68,7 @@ function(kspmv_mpiexec_flags var)
                     RESULT_VARIABLE rc TIMEOUT 30)
     if(out MATCHES "Open MPI|OpenRTE")
       set(flags --oversubscribe)
-      set(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+      set(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none)
     endif()
   endif()
   set(${var} ${flags} PARENT_SCOPE)
