@@ -166,7 +166,11 @@ TEST(PetscMat, MultEveryFormatMatchesReference) {
       KSPMV_PCALL(MatDestroy(&A));
     }
   }
-  if (rank() == 0) std::printf("  %d (matrix, ordering, format) cases; %d refused for padding (dia, ell, ellr)\n", n, refused_count);
+  if (rank() == 0) {
+    std::printf("  %d (matrix, ordering, format) cases; %d refused for padding (dia, ell, ellr)\n", n, refused_count);
+    if (kspmv_test::shared_matrices_dir().empty())
+      std::printf("  the shared real matrices were not found (set KSPMV_SHARED_MATRICES): bcsstk13 and dw2048 skipped\n");
+  }
 }
 
 TEST(PetscMat, OffDiagonalFormatsOnScatteredRandomRows) {
