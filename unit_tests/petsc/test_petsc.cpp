@@ -144,6 +144,7 @@ std::string case_name(const NamedMatrix& m, Ownership o, Format d, Format off) {
 
 TEST(PetscMat, MultEveryFormatMatchesReference) {
   int n = 0, refused_count = 0;
+  std::string refusals;
   for (const auto& m : matrices()) {
     for (Ownership o : {Ownership::Contiguous, Ownership::Scattered}) {
       const auto a = numbered(m.a, o);
@@ -158,6 +159,8 @@ TEST(PetscMat, MultEveryFormatMatchesReference) {
         ASSERT_TRUE(create(A, desc.format, off, &K, &refused)) << case_name(m, o, desc.format, off);
         if (refused) {
           ++refused_count;
+          refusals += std::string(refusals.empty() ? "" : ", ") + kspmv::format_name(desc.format) + " on " + m.name +
+                      " (" + ownership_name(o) + ")";
           continue;
         }
         EXPECT_TRUE(check_products(a, K, A, 11)) << case_name(m, o, desc.format, off);
@@ -167,7 +170,8 @@ TEST(PetscMat, MultEveryFormatMatchesReference) {
     }
   }
   if (rank() == 0) {
-    std::printf("  %d (matrix, ordering, format) cases; %d refused for padding (dia, ell, ellr)\n", n, refused_count);
+    std::printf("  %d (matrix, ordering, format) cases; %d refused for padding past max_fill %g: %s\n", n, refused_count,
+                kspmv_test::kTestMaxFill, refusals.c_str());
     if (kspmv_test::shared_matrices_dir().empty())
       std::printf("  the shared real matrices were not found (set KSPMV_SHARED_MATRICES): bcsstk13 and dw2048 skipped\n");
   }
