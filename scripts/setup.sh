@@ -10,9 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# petsc-dev (PETSc 3.18, real scalars) with Open MPI: the PETSc adapter
+# kspmv::petsc, its tests under mpiexec and examples/petsc_ksp
+# (KSPMV_ENABLE_PETSC=AUTO builds them when these are present).
 packages=(cmake ninja-build g++ pkg-config zlib1g-dev libgtest-dev libbenchmark-dev libmetis-dev
           libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libcli11-dev
-          nlohmann-json3-dev)
+          nlohmann-json3-dev petsc-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

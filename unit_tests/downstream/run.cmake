@@ -1,7 +1,9 @@
 # Installs the kspmv build into a scratch prefix, then configures, builds
 # and runs a project against it with find_package(kspmv): the downstream
 # test's, or an example's (PROGRAM, its PROGRAM_ARGS as one command-line
-# string, and the EXPECT regex its output must match).
+# string, and the EXPECT regex its output must match); with EXAMPLE_DIR
+# (kspmv built with PETSc), the PETSc example too, with
+# find_package(kspmv COMPONENTS petsc), run on two ranks through MPIEXEC.
 if(NOT PROGRAM)
   set(PROGRAM downstream)
 endif()
@@ -39,3 +41,23 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "${EXPECT}")
   message(FATAL_ERROR "${PROGRAM} failed (${rc}):\n${out}\n${err}")
 endif()
 message(STATUS "${out}")
+
+if(EXAMPLE_DIR)
+  list(REMOVE_ITEM args -S ${SOURCE_DIR} -B ${WORK_DIR}/build)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${EXAMPLE_DIR} -B ${WORK_DIR}/example ${args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "configure of the PETSc example failed:\n${out}\n${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/example RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "build of the PETSc example failed:\n${out}\n${err}")
+  endif()
+  separate_arguments(mpiexec UNIX_COMMAND "${MPIEXEC}")
+  execute_process(COMMAND ${mpiexec} ${WORK_DIR}/example/petsc_ksp -n 6 -fem_refine 0 -mults 2
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "check: ok")
+    message(FATAL_ERROR "the PETSc example failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "PETSc example built against the install and run: check ok")
+endif()

@@ -1,0 +1,355 @@
+// petsc_ksp: PETSc KSP solves with a kspmv matrix beside the plain AIJ
+// matrix.
+//
+//   mpiexec -n 4 build/examples/petsc_ksp/petsc_ksp [-n 48] [-mesh FILE.msh]
+//       [-fem_refine 2] [-fem_p1] [-diag_format auto] [-offdiag_format csr]
+//       [-scattered] [-mults 50]
+//
+// Two matrices, each distributed over the ranks in contiguous blocks of
+// rows (PETSc's default split), or with -scattered in a random global
+// numbering (each rank's rows then come from all over the matrix):
+//   - the 7-point 3D Laplacian on an n^3 grid, each rank assembling its
+//     own rows;
+//   - an FEM matrix: the P2 (or P1) Laplacian stiffness matrix on a gmsh
+//     tetrahedral mesh refined -fem_refine times, plus a small diagonal
+//     shift (without boundary conditions it is singular). For brevity
+//     every rank assembles the whole matrix (kspmv::fem_matrix) and
+//     inserts its own rows.
+// For each: CG + Jacobi and GMRES + Jacobi with the AIJ matrix and with
+// the kspmv matrix (kspmv::petsc::MatCreateKspmv on that AIJ matrix):
+// iterations, solve time, and the time per MatMult (timed apart from the
+// solves), the kspmv matrix's split into halo exchange, diagonal block and
+// off-diagonal block. Exits with 1 if CG's iterations differ by more than
+// one or the products differ by more than rounding.
+#include <petscksp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kspmv/core/format.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/permutation.hpp"
+#include "kspmv/core/random.hpp"
+#include "kspmv/inputs/fem.hpp"
+#include "kspmv/petsc/mat.hpp"
+
+#ifndef KSPMV_EXAMPLE_MESH
+#define KSPMV_EXAMPLE_MESH ""
+#endif
+
+namespace {
+
+struct Options {
+  PetscInt n = 48;
+  char mesh[PETSC_MAX_PATH_LEN] = KSPMV_EXAMPLE_MESH;
+  PetscInt fem_refine = 2;
+  PetscBool fem_p1 = PETSC_FALSE;
+  char diag_format[64] = "auto";
+  char offdiag_format[64] = "csr";
+  PetscBool scattered = PETSC_FALSE;
+  PetscInt mults = 50;
+  PetscReal rtol = 1e-8;
+};
+
+// A random numbering shared by every rank: new row i is old row new_to_old[i].
+std::vector<kspmv::ordinal_t> random_numbering(PetscInt n) {
+  std::vector<kspmv::ordinal_t> p(static_cast<std::size_t>(n));
+  std::iota(p.begin(), p.end(), 0);
+  kspmv::Rng rng(2024);
+  for (std::size_t i = p.size(); i > 1; --i) std::swap(p[i - 1], p[rng.below(i)]);
+  return p;
+}
+
+// An AIJ matrix of N rows whose row g (global, in the final numbering) is
+// given by row(g, cols, vals); PETSc's default split of the rows.
+template <class RowFn>
+PetscErrorCode assemble(PetscInt N, RowFn&& row, Mat* out) {
+  Mat A;
+  PetscInt n = PETSC_DECIDE, hi = 0;
+  std::vector<PetscInt> cols;
+  std::vector<PetscScalar> vals;
+  PetscFunctionBeginUser;
+  PetscCall(PetscSplitOwnership(PETSC_COMM_WORLD, &n, &N));
+  PetscCallMPI(MPI_Scan(&n, &hi, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+  const PetscInt lo = hi - n, clo = lo, chi = hi;  // square: columns split as the rows
+  std::vector<PetscInt> dnnz(static_cast<std::size_t>(n)), onnz(static_cast<std::size_t>(n));
+  for (PetscInt g = lo; g < hi; ++g) {
+    row(g, cols, vals);
+    for (PetscInt c : cols) ++(c >= clo && c < chi ? dnnz : onnz)[static_cast<std::size_t>(g - lo)];
+  }
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, n, n, N, N, 0, dnnz.data(), 0, onnz.data(), &A));
+  for (PetscInt g = lo; g < hi; ++g) {
+    row(g, cols, vals);
+    PetscCall(MatSetValues(A, 1, &g, static_cast<PetscInt>(cols.size()), cols.data(), vals.data(), INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  *out = A;
+  PetscFunctionReturn(0);
+}
+
+// The 7-point Laplacian on an n^3 grid (6 on the diagonal, -1 to each
+// neighbour), rows computed where they are owned.
+PetscErrorCode laplacian3d(PetscInt n, bool scattered, Mat* A) {
+  PetscFunctionBeginUser;
+  const PetscInt N = n * n * n;
+  std::vector<kspmv::ordinal_t> new_to_old, old_to_new;
+  if (scattered) {
+    new_to_old = random_numbering(N);
+    old_to_new = kspmv::inverse_permutation(new_to_old);
+  }
+  auto row = [&](PetscInt g, std::vector<PetscInt>& cols, std::vector<PetscScalar>& vals) {
+    const PetscInt p = scattered ? new_to_old[static_cast<std::size_t>(g)] : g;
+    const PetscInt i = p % n, j = p / n % n, k = p / (n * n);
+    cols.clear();
+    vals.clear();
+    auto add = [&](PetscInt q, PetscScalar v) {
+      cols.push_back(scattered ? old_to_new[static_cast<std::size_t>(q)] : q);
+      vals.push_back(v);
+    };
+    if (k > 0) add(p - n * n, -1);
+    if (j > 0) add(p - n, -1);
+    if (i > 0) add(p - 1, -1);
+    add(p, 6);
+    if (i < n - 1) add(p + 1, -1);
+    if (j < n - 1) add(p + n, -1);
+    if (k < n - 1) add(p + n * n, -1);
+  };
+  PetscCall(assemble(N, row, A));
+  PetscFunctionReturn(0);
+}
+
+// The FEM stiffness matrix + 1e-3 x its largest diagonal entry on the
+// diagonal.
+PetscErrorCode fem(const Options& o, Mat* A, std::string* name) {
+  PetscFunctionBeginUser;
+  kspmv::HostCsr<double> a;
+  const std::string spec = std::string("fem:") + o.mesh + (o.fem_p1 ? ":p1" : ":p2") +
+                           ":refine=" + std::to_string(o.fem_refine);
+  try {
+    a = kspmv::fem_matrix<double>(spec);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_FILE_READ, "%s: %s", spec.c_str(), e.what());
+  }
+  double dmax = 0;
+  for (kspmv::ordinal_t i = 0; i < a.nrows; ++i)
+    for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) dmax = std::max(dmax, std::abs(a.values[k]));
+  for (kspmv::ordinal_t i = 0; i < a.nrows; ++i)
+    for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) a.values[k] += 1e-3 * dmax;
+  if (o.scattered) a = kspmv::permute_symmetric(a, random_numbering(a.nrows));
+  auto row = [&](PetscInt g, std::vector<PetscInt>& cols, std::vector<PetscScalar>& vals) {
+    cols.assign(a.col_idx.begin() + a.row_ptr[g], a.col_idx.begin() + a.row_ptr[g + 1]);
+    vals.assign(a.values.begin() + a.row_ptr[g], a.values.begin() + a.row_ptr[g + 1]);
+  };
+  PetscCall(assemble(a.nrows, row, A));
+  const char* base = std::strrchr(o.mesh, '/');
+  *name = std::string("fem ") + (base ? base + 1 : o.mesh) + (o.fem_p1 ? " P1" : " P2") + " refine " +
+          std::to_string(o.fem_refine);
+  PetscFunctionReturn(0);
+}
+
+double max_over_ranks(double v) {
+  double m = v;
+  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  return m;
+}
+
+struct Solve {
+  PetscInt its = 0;
+  KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
+  double seconds = 0;
+};
+
+PetscErrorCode solve(Mat M, KSPType type, Vec b, PetscReal rtol, Solve* s) {
+  KSP ksp;
+  PC pc;
+  Vec x;
+  PetscFunctionBeginUser;
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, M, M));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCJACOBI));
+  PetscCall(KSPSetTolerances(ksp, rtol, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+  if (std::string(type) == KSPGMRES) PetscCall(KSPGMRESSetRestart(ksp, 50));
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(KSPSetUp(ksp));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  const double t0 = MPI_Wtime();
+  PetscCall(KSPSolve(ksp, b, x));
+  s->seconds = max_over_ranks(MPI_Wtime() - t0);
+  PetscCall(KSPGetIterationNumber(ksp, &s->its));
+  PetscCall(KSPGetConvergedReason(ksp, &s->reason));
+  PetscCall(VecDestroy(&x));
+  PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+// Seconds per MatMult over `mults` products (after two untimed ones),
+// the slowest rank's.
+PetscErrorCode time_mult(Mat M, Vec x, Vec y, PetscInt mults, double* per) {
+  PetscFunctionBeginUser;
+  for (int w = 0; w < 2; ++w) PetscCall(MatMult(M, x, y));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  const double t0 = MPI_Wtime();
+  for (PetscInt r = 0; r < mults; ++r) PetscCall(MatMult(M, x, y));
+  *per = max_over_ranks((MPI_Wtime() - t0) / static_cast<double>(mults));
+  PetscFunctionReturn(0);
+}
+
+// The formats of every rank's blocks, "csr" or "csr, csr-vector x3" style.
+std::string rank_formats(kspmv::Format mine) {
+  int size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  int f = static_cast<int>(mine);
+  std::vector<int> all(static_cast<std::size_t>(size));
+  MPI_Allgather(&f, 1, MPI_INT, all.data(), 1, MPI_INT, PETSC_COMM_WORLD);
+  std::string s;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i;
+    while (j < all.size() && all[j] == all[i]) ++j;
+    if (!s.empty()) s += ", ";
+    s += kspmv::format_name(static_cast<kspmv::Format>(all[i]));
+    if (j - i > 1) s += " x" + std::to_string(j - i);
+    i = j;
+  }
+  return s;
+}
+
+PetscErrorCode run(const Options& o, Mat A, const std::string& name, bool* ok) {
+  Mat K;
+  Vec x, y, yk, b;
+  PetscInt N, nnz = 0;
+  MatInfo info;
+  PetscFunctionBeginUser;
+  kspmv::Format diag, off;
+  try {
+    diag = kspmv::parse_format(o.diag_format);
+    off = kspmv::parse_format(o.offdiag_format);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
+  }
+  PetscCall(MatGetSize(A, &N, nullptr));
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+  nnz = static_cast<PetscInt>(info.nz_used);
+  PetscCall(kspmv::petsc::MatCreateKspmv(A, diag, off, kspmv::ConvertOptions{}, &K));
+  kspmv::Format dgot, ogot;
+  kspmv::petsc::MultTimings t;
+  PetscCall(kspmv::petsc::MatKspmvGetFormats(K, &dgot, &ogot));
+  PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &t));
+  const std::string dfmt = rank_formats(dgot), ofmt = rank_formats(ogot);
+  const double conversion = max_over_ranks(t.conversion);
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s: %" PetscInt_FMT " rows, %" PetscInt_FMT " nonzeros, %s rows\n", name.c_str(),
+                        N, nnz, o.scattered ? "scattered (random numbering)" : "contiguous"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  kspmv: diagonal blocks %s, off-diagonal blocks %s; conversion %.3f s\n",
+                        dfmt.c_str(), ofmt.c_str(), conversion));
+
+  // The products agree.
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecDuplicate(y, &yk));
+  PetscCall(VecDuplicate(y, &b));
+  PetscCall(VecSetRandom(x, nullptr));
+  PetscCall(MatMult(A, x, y));
+  PetscCall(MatMult(K, x, yk));
+  PetscReal ny, nd;
+  PetscCall(VecNorm(y, NORM_INFINITY, &ny));
+  PetscCall(VecAXPY(yk, -1, y));
+  PetscCall(VecNorm(yk, NORM_INFINITY, &nd));
+  const bool same = nd <= 1e-12 * ny;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatMult: max |y_kspmv - y_aij| / max |y_aij| = %.2e %s\n",
+                        static_cast<double>(nd / ny), same ? "(ok)" : "(TOO LARGE)"));
+  *ok = *ok && same;
+
+  // Solves: b = A * ones.
+  PetscCall(VecSet(x, 1));
+  PetscCall(MatMult(A, x, b));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-6s %10s %12s\n", "solver", "matrix", "iterations", "solve [s]"));
+  for (KSPType type : {KSPCG, KSPGMRES}) {
+    Solve sa, sk;
+    PetscCall(solve(A, type, b, o.rtol, &sa));
+    PetscCall(solve(K, type, b, o.rtol, &sk));
+    const std::string solver = std::string(type) + " + jacobi";
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-6s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), "aij", sa.its,
+                          sa.seconds, sa.reason > 0 ? "" : " (did not converge)"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-6s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), "kspmv", sk.its,
+                          sk.seconds, sk.reason > 0 ? "" : " (did not converge)"));
+    if (std::string(type) == KSPCG && (sa.reason <= 0 || sk.reason <= 0 || std::abs(sa.its - sk.its) > 1)) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  CG: the kspmv matrix's iterations differ from AIJ's by more than one\n"));
+      *ok = false;
+    }
+  }
+
+  // Time per MatMult, apart from the solves.
+  double ta, tk;
+  PetscCall(VecSetRandom(x, nullptr));
+  PetscCall(time_mult(A, x, y, o.mults, &ta));
+  PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
+  PetscCall(time_mult(K, x, y, o.mults, &tk));
+  PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &t));
+  const double m = static_cast<double>(std::max<PetscInt>(t.mults, 1));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "  time per MatMult (%" PetscInt_FMT " products, slowest rank): aij %.1f us, kspmv %.1f us "
+                        "(exchange %.1f, diagonal %.1f, off-diagonal %.1f us)\n",
+                        o.mults, 1e6 * ta, 1e6 * tk, 1e6 * max_over_ranks(t.exchange / m),
+                        1e6 * max_over_ranks(t.diagonal / m), 1e6 * max_over_ranks(t.offdiagonal / m)));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yk));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&K));
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  PetscMPIInt size;
+  bool ok = true;
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, nullptr,
+                            "petsc_ksp: KSP solves with the AIJ matrix and with the kspmv matrix\n"));
+  PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "petsc_ksp options", nullptr);
+  PetscCall(PetscOptionsInt("-n", "3D Laplacian: grid points per side", nullptr, o.n, &o.n, nullptr));
+  PetscCall(PetscOptionsString("-mesh", "FEM: gmsh MSH 2.2 tetrahedral mesh (empty: no FEM matrix)", nullptr, o.mesh, o.mesh,
+                               sizeof(o.mesh), nullptr));
+  PetscCall(PetscOptionsInt("-fem_refine", "FEM: uniform refinements of the mesh", nullptr, o.fem_refine, &o.fem_refine,
+                            nullptr));
+  PetscCall(PetscOptionsBool("-fem_p1", "FEM: P1 elements (default P2)", nullptr, o.fem_p1, &o.fem_p1, nullptr));
+  PetscCall(PetscOptionsString("-diag_format", "kspmv format of the diagonal blocks", nullptr, o.diag_format,
+                               o.diag_format, sizeof(o.diag_format), nullptr));
+  PetscCall(PetscOptionsString("-offdiag_format", "kspmv format of the off-diagonal blocks", nullptr, o.offdiag_format,
+                               o.offdiag_format, sizeof(o.offdiag_format), nullptr));
+  PetscCall(PetscOptionsBool("-scattered", "random global numbering (each rank's rows from all over the matrix)", nullptr,
+                             o.scattered, &o.scattered, nullptr));
+  PetscCall(PetscOptionsInt("-mults", "MatMults timed per matrix", nullptr, o.mults, &o.mults, nullptr));
+  PetscCall(PetscOptionsReal("-rtol", "KSP relative tolerance", nullptr, o.rtol, &o.rtol, nullptr));
+  PetscOptionsEnd();
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_ksp: %d MPI ranks; kspmv diagonal blocks %s, off-diagonal blocks %s\n",
+                        size, o.diag_format, o.offdiag_format));
+
+  Mat A;
+  if (o.n > 0) {
+    PetscCall(laplacian3d(o.n, o.scattered, &A));
+    PetscCall(run(o, A, "lap3d " + std::to_string(o.n) + "^3", &ok));
+    PetscCall(MatDestroy(&A));
+  }
+  if (o.mesh[0]) {
+    std::string name;
+    PetscCall(fem(o, &A, &name));
+    PetscCall(run(o, A, name, &ok));
+    PetscCall(MatDestroy(&A));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s\n", ok ? "check: ok" : "check: FAILED"));
+  PetscCall(PetscFinalize());
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,91 @@
+// A PETSc matrix backed by kspmv.
+//
+//   Mat A;                         // assembled MATAIJ (MATSEQAIJ or MATMPIAIJ, or a subtype)
+//   Mat K;
+//   PetscCall(kspmv::petsc::MatCreateKspmv(A, kspmv::Format::Auto, kspmv::Format::Csr, {}, &K));
+//   PetscCall(KSPSetOperators(ksp, K, K));   // CG, GMRES, Jacobi...
+//   ...                                       // new values assembled into A, same pattern:
+//   PetscCall(kspmv::petsc::MatKspmvRefresh(K));
+//   PetscCall(MatDestroy(&K));
+//
+// K is a MATSHELL of A's sizes and layout. Each rank's rows are two kspmv
+// matrices, as MATMPIAIJ splits them: the diagonal block (the columns the
+// rank owns: square where rows and columns are laid out alike, so every
+// format may hold it, PKT and EHYB included) and the off-diagonal block
+// (the ghost columns, numbered by the ones used: a CSR-family format or
+// COO). MatMult starts the halo exchange (a VecScatter from x to a ghost
+// vector, PETSc's own), applies the diagonal block while it is in flight,
+// then adds the off-diagonal block. K supports MatMult, MatGetDiagonal
+// (for Jacobi), MatView, MatDuplicate (MAT_COPY_VALUES: converted again
+// from the AIJ matrix's current values) and, as every MATSHELL does,
+// MatMultAdd (MatMult, then VecAXPY), MatScale and MatShift;
+// MatMultTranspose is not provided yet (PETSc reports it as unsupported). On a MATSEQAIJ (one rank) the whole matrix is the
+// diagonal block.
+//
+// Kokkos: kspmv runs on Kokkos' default execution space. If Kokkos is not
+// initialized when the first K is created, it is initialized then and
+// finalized in PetscFinalize(); destroy every K before PetscFinalize().
+//
+// Errors follow PETSc's conventions: each function returns a
+// PetscErrorCode (use PetscCall). kspmv's own errors (a format that cannot
+// hold a block, an index overflow, memory) become PETSc errors carrying
+// kspmv's message, on every rank of A's communicator (a block one rank
+// cannot convert fails the call everywhere); on an error nothing is
+// created or changed.
+#pragma once
+
+#include <petscmat.h>
+
+#include "kspmv/core/format.hpp"
+#include "kspmv/core/options.hpp"
+
+namespace kspmv::petsc {
+
+// Creates *out from the assembled AIJ matrix `aij` (collective on its
+// communicator). The diagonal block is converted to `diag_format` (any
+// format, or Format::Auto: the performance model's pick for this rank's
+// block), the off-diagonal block to `offdiag_format` (csr, csr-scalar,
+// csr-vector, csr-adaptive, kk-crs or coo). `options` go to both
+// conversions; options.output_order must be OutputOrder::Caller, and
+// options.value_map (on by default) is what MatKspmvRefresh() needs.
+// K keeps a reference to `aij` (to re-read its values), released by
+// MatDestroy(&K).
+PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format offdiag_format,
+                              const kspmv::ConvertOptions& options, Mat* out);
+// The defaults: the model's pick for the diagonal block, CSR for the
+// off-diagonal block, default options.
+PetscErrorCode MatCreateKspmv(Mat aij, Mat* out);
+
+// Re-reads the values of the AIJ matrix K was created from (re-assembled
+// with the same nonzero pattern) into both blocks in place (kspmv's
+// update_values: no conversion, no allocation beyond a device copy of the
+// values where kspmv runs off the host). A changed pattern (PETSc's
+// nonzero state, the blocks' entry counts or the ghost columns) or an
+// unassembled AIJ matrix is an error, with K unchanged. Collective.
+PetscErrorCode MatKspmvRefresh(Mat K);
+
+// PETSC_TRUE when K was made by MatCreateKspmv.
+PetscErrorCode MatIsKspmv(Mat K, PetscBool* flg);
+
+// The formats the two blocks hold on this rank (Format::Auto resolved to
+// the model's pick; an empty block reports the format asked for). Not
+// collective.
+PetscErrorCode MatKspmvGetFormats(Mat K, kspmv::Format* diag, kspmv::Format* offdiag);
+
+// Seconds spent by this rank in K's MatMults (MatMultAdd's included) since creation
+// or the last reset: the whole product, the halo exchange (VecScatterBegin
+// and VecScatterEnd: the wait for ghost values the diagonal block did not
+// hide), the diagonal block and the off-diagonal block (each fenced, so on
+// a GPU they are device time plus launch). Not collective.
+struct MultTimings {
+  PetscInt mults = 0;
+  double total = 0;
+  double exchange = 0;
+  double diagonal = 0;
+  double offdiagonal = 0;
+  double conversion = 0;  // both blocks' conversions (creation), seconds
+};
+PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t);
+PetscErrorCode MatKspmvResetTimings(Mat K);
+
+}  // namespace kspmv::petsc

@@ -1,0 +1,876 @@
+// kspmv::petsc: a MATSHELL whose rows are two kspmv matrices per rank (see
+// kspmv/petsc/mat.hpp). Written against PETSc's public API only (3.18 on
+// Debian; no private headers).
+#include <petscconf.h>
+#if defined(PETSC_HAVE_KOKKOS)
+// Before any other PETSc header (petscvec_kokkos.hpp insists).
+#include <petscvec_kokkos.hpp>
+#endif
+#include "kspmv/petsc/mat.hpp"
+
+#include <petscvec.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kspmv/core/error.hpp"
+#include "kspmv/core/host_matrix.hpp"
+#include "kspmv/matrix.hpp"
+#include "kspmv/spmv.hpp"
+
+namespace kspmv::petsc {
+namespace {
+
+static_assert(std::is_same<PetscScalar, double>::value || std::is_same<PetscScalar, float>::value,
+              "kspmv's PETSc matrix needs a real PetscScalar (double or float); complex PETSc is not supported");
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Space = Exec::memory_space;
+using KMatrix = kspmv::Matrix<PetscScalar, Exec>;
+using DeviceVector = KMatrix::vector_type;
+using ConstDeviceVector = KMatrix::const_vector_type;
+using HostArray = Kokkos::View<PetscScalar*, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using ConstHostArray =
+    Kokkos::View<const PetscScalar*, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+// Where kspmv's vectors live on the host, PETSc's arrays are wrapped in
+// place; elsewhere they are staged through device buffers.
+constexpr bool kHostSpace = std::is_same<Space, Kokkos::HostSpace>::value;
+
+constexpr const char* kComposedName = "MatKspmvGetContext_C";
+
+// ---- errors: kspmv's exceptions as PETSc error codes ----
+
+PetscErrorCode petsc_code(kspmv::ErrorCode c) {
+  switch (c) {
+    case kspmv::ErrorCode::InvalidArgument: return PETSC_ERR_ARG_WRONG;
+    case kspmv::ErrorCode::Parse: return PETSC_ERR_FILE_UNEXPECTED;
+    case kspmv::ErrorCode::Overflow: return PETSC_ERR_INT_OVERFLOW;
+    case kspmv::ErrorCode::Unsupported: return PETSC_ERR_SUP;
+    case kspmv::ErrorCode::FormatCannotHold: return PETSC_ERR_SUP;
+    case kspmv::ErrorCode::Io: return PETSC_ERR_FILE_READ;
+    case kspmv::ErrorCode::OutOfMemory: return PETSC_ERR_MEM;
+    case kspmv::ErrorCode::Limit: return PETSC_ERR_ARG_OUTOFRANGE;
+  }
+  return PETSC_ERR_LIB;
+}
+
+// The first failure of this rank's local work (reading the blocks,
+// converting them), kept until every rank has reached agree().
+struct Status {
+  PetscErrorCode code = 0;
+  std::string message;
+  void fail(PetscErrorCode c, const std::string& m) {
+    if (!code) {
+      code = c;
+      message = m;
+    }
+  }
+  template <class F>
+  void run(const std::string& what, F&& f) noexcept {
+    if (code) return;
+    try {
+      f();
+    } catch (const kspmv::Error& e) {
+      fail(petsc_code(e.code()), what + ": " + e.what());
+    } catch (const std::bad_alloc&) {
+      fail(PETSC_ERR_MEM, what + ": out of memory");
+    } catch (const std::exception& e) {
+      fail(PETSC_ERR_LIB, what + ": " + e.what());
+    } catch (...) {
+      fail(PETSC_ERR_LIB, what + ": unknown exception");
+    }
+  }
+};
+
+// Collective: when any rank failed, every rank returns the first failing
+// rank's error (so no rank goes on to a collective call the others left).
+PetscErrorCode agree(MPI_Comm comm, const Status& st) {
+  PetscMPIInt rank, size;
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscMPIInt mine = st.code ? rank : size, first = size;
+  PetscCallMPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) PetscFunctionReturn(0);
+  int code = static_cast<int>(st.code);
+  int len = static_cast<int>(st.message.size());
+  PetscCallMPI(MPI_Bcast(&code, 1, MPI_INT, first, comm));
+  PetscCallMPI(MPI_Bcast(&len, 1, MPI_INT, first, comm));
+  std::string msg = rank == first ? st.message : std::string(static_cast<std::size_t>(len), ' ');
+  if (len > 0) PetscCallMPI(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
+  if (size > 1) msg = "on rank " + std::to_string(first) + ": " + msg;
+  SETERRQ(comm, static_cast<PetscErrorCode>(code), "%s", msg.c_str());
+}
+
+// ---- Kokkos: initialized on first use if the program has not ----
+
+bool g_kokkos_ours = false;
+
+PetscErrorCode finalize_kokkos() {
+  PetscFunctionBegin;
+  if (g_kokkos_ours && Kokkos::is_initialized()) Kokkos::finalize();
+  g_kokkos_ours = false;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ensure_kokkos() {
+  PetscFunctionBegin;
+  if (!Kokkos::is_initialized()) {
+    Kokkos::initialize();
+    g_kokkos_ours = true;
+    PetscCall(PetscRegisterFinalize(finalize_kokkos));
+  }
+  PetscFunctionReturn(0);
+}
+
+// ---- the matrix ----
+
+struct Block {
+  KMatrix m;              // empty when the block has no entries
+  PetscInt nrows = 0, ncols = 0, nnz = 0;
+  DeviceVector staged;    // the values on the device, for refreshes off the host
+};
+
+struct Context {
+  Mat aij = nullptr;      // referenced: MatKspmvRefresh re-reads its values
+  bool mpi = false;       // MATMPIAIJ family (else MATSEQAIJ: all diagonal block)
+  PetscInt rstart = 0, cstart = 0, cend = 0;
+  kspmv::Format diag_asked = kspmv::Format::Auto, off_asked = kspmv::Format::Csr;
+  kspmv::ConvertOptions options;    // MatDuplicate converts again with them
+  Block diag, off;
+  std::vector<PetscInt> garray;     // ghost column j of the off-diagonal block is global column garray[j]
+  PetscObjectState nonzero_state = 0;
+  // MatGetDiagonal: where row i's diagonal entry is: k >= 0 the diagonal
+  // block's entry k, -(k + 2) the off-diagonal block's entry k, -1 none.
+  std::vector<std::int64_t> diag_pos;
+  std::vector<PetscScalar> diagonal;
+  VecScatter scatter = nullptr;     // x -> ghost (MPI matrices)
+  Vec ghost = nullptr;
+  DeviceVector x_stage, g_stage, y_stage;  // only off the host
+  MultTimings timings;
+
+  ~Context() {
+    // Errors on the way out cannot be reported from a destructor.
+    (void)VecScatterDestroy(&scatter);
+    (void)VecDestroy(&ghost);
+    (void)MatDestroy(&aij);
+  }
+};
+
+PetscErrorCode destroy_context(void* p) {
+  PetscFunctionBegin;
+  delete static_cast<Context*>(p);
+  PetscFunctionReturn(0);
+}
+
+// PETSc's argument checks (PetscValidHeaderSpecific...) are private
+// headers' macros; the same with the public API.
+PetscErrorCode check_mat_arg(Mat A, const char* fn, int arg) {
+  PetscClassId id = 0;
+  PetscFunctionBegin;
+  PetscCheck(A, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "%s: argument %d is a null Mat", fn, arg);
+  PetscCall(PetscObjectGetClassId(reinterpret_cast<PetscObject>(A), &id));
+  PetscCheck(id == MAT_CLASSID, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s: argument %d is not a Mat", fn, arg);
+  PetscFunctionReturn(0);
+}
+
+// The composed function that marks a kspmv matrix and hands back its context.
+PetscErrorCode get_context_composed(Mat K, Context** c) {
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(K, c));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode get_context(Mat K, Context** c) {
+  PetscErrorCode (*f)(Mat, Context**) = nullptr;
+  PetscFunctionBegin;
+  PetscCall(check_mat_arg(K, "kspmv::petsc", 1));
+  PetscCall(PetscObjectQueryFunction(reinterpret_cast<PetscObject>(K), kComposedName, &f));
+  PetscCheck(f, PetscObjectComm(reinterpret_cast<PetscObject>(K)), PETSC_ERR_ARG_WRONG,
+             "not a kspmv matrix (made by kspmv::petsc::MatCreateKspmv)");
+  PetscCall(f(K, c));
+  PetscFunctionReturn(0);
+}
+
+// The AIJ matrix's type family, and that it is assembled.
+PetscErrorCode check_aij(Mat aij, bool* mpi) {
+  MatType type = nullptr;
+  PetscBool seq = PETSC_FALSE, par = PETSC_FALSE, assembled = PETSC_FALSE;
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(aij));
+  PetscFunctionBegin;
+  PetscCall(MatGetType(aij, &type));
+  PetscCheck(type, comm, PETSC_ERR_ARG_WRONGSTATE, "kspmv::petsc: the matrix has no type yet; it must be an assembled AIJ matrix");
+  PetscCall(PetscStrbeginswith(type, MATSEQAIJ, &seq));
+  PetscCall(PetscStrbeginswith(type, MATMPIAIJ, &par));
+  PetscCheck(seq || par, comm, PETSC_ERR_ARG_WRONG,
+             "kspmv::petsc: the matrix is of type %s; it must be an AIJ matrix (MATSEQAIJ, MATMPIAIJ or a subtype such as MATAIJKOKKOS)",
+             type);
+  PetscCall(MatAssembled(aij, &assembled));
+  PetscCheck(assembled, comm, PETSC_ERR_ARG_WRONGSTATE,
+             "kspmv::petsc: the AIJ matrix is not assembled (call MatAssemblyBegin/MatAssemblyEnd first)");
+  *mpi = par;
+  PetscFunctionReturn(0);
+}
+
+struct Blocks {
+  Mat ad = nullptr, ao = nullptr;   // ao null on MATSEQAIJ
+  const PetscInt* garray = nullptr;
+  PetscInt nghost = 0;
+};
+
+PetscErrorCode get_blocks(Mat aij, bool mpi, Blocks* b) {
+  PetscFunctionBegin;
+  if (mpi) {
+    PetscCall(MatMPIAIJGetSeqAIJ(aij, &b->ad, &b->ao, &b->garray));
+    PetscCall(MatGetSize(b->ao, nullptr, &b->nghost));
+  } else {
+    b->ad = aij;
+  }
+  PetscFunctionReturn(0);
+}
+
+// Reads a sequential AIJ block's CSR arrays (PETSc's own, read in place)
+// and hands them to `use(nrows, ncols, ia, ja, a)`.
+template <class Use>
+PetscErrorCode with_csr(Mat B, Use&& use) {
+  const PetscInt *ia = nullptr, *ja = nullptr;
+  const PetscScalar* a = nullptr;
+  PetscInt n = 0, ncols = 0;
+  PetscBool done = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCall(MatGetSize(B, nullptr, &ncols));
+  PetscCall(MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "kspmv::petsc: MatGetRowIJ cannot give this block's rows");
+  PetscCall(MatSeqAIJGetArrayRead(B, &a));
+  use(n, ncols, ia, ja, a);
+  PetscCall(MatSeqAIJRestoreArrayRead(B, &a));
+  PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+kspmv::HostCsr<PetscScalar> to_host_csr(PetscInt n, PetscInt ncols, const PetscInt* ia, const PetscInt* ja,
+                                        const PetscScalar* a, const char* which) {
+  kspmv::HostCsr<PetscScalar> h;
+  h.nrows = kspmv::checked_cast<kspmv::ordinal_t>(n, (std::string(which) + " rows").c_str());
+  h.ncols = kspmv::checked_cast<kspmv::ordinal_t>(ncols, (std::string(which) + " columns").c_str());
+  const std::int64_t nnz = ia[n];
+  h.row_ptr.assign(ia, ia + n + 1);
+  h.col_idx.resize(static_cast<std::size_t>(nnz));
+  for (std::int64_t k = 0; k < nnz; ++k) h.col_idx[k] = static_cast<kspmv::ordinal_t>(ja[k]);
+  h.values.assign(a, a + nnz);
+  h.validate();  // PETSc's AIJ rows are sorted and merged; say so if one is not
+  return h;
+}
+
+// Where each local row's diagonal entry (global column rstart + i) sits.
+void find_diagonal(Context& c, const kspmv::HostCsr<PetscScalar>& d, const kspmv::HostCsr<PetscScalar>* o) {
+  c.diag_pos.assign(static_cast<std::size_t>(d.nrows), -1);
+  for (kspmv::ordinal_t i = 0; i < d.nrows; ++i) {
+    const PetscInt g = c.rstart + i;
+    if (g >= c.cstart && g < c.cend) {
+      const auto first = d.col_idx.begin() + d.row_ptr[i], last = d.col_idx.begin() + d.row_ptr[i + 1];
+      const auto it = std::lower_bound(first, last, static_cast<kspmv::ordinal_t>(g - c.cstart));
+      if (it != last && *it == g - c.cstart) c.diag_pos[i] = it - d.col_idx.begin();
+    } else if (o) {
+      const auto gj = std::find(c.garray.begin(), c.garray.end(), g);
+      if (gj == c.garray.end()) continue;
+      const auto j = static_cast<kspmv::ordinal_t>(gj - c.garray.begin());
+      for (auto k = o->row_ptr[i]; k < o->row_ptr[i + 1]; ++k)
+        if (o->col_idx[k] == j) c.diag_pos[i] = -(k + 2);
+    }
+  }
+}
+
+void fill_diagonal(Context& c, const PetscScalar* dvals, const PetscScalar* ovals) {
+  c.diagonal.assign(c.diag_pos.size(), PetscScalar(0));
+  for (std::size_t i = 0; i < c.diag_pos.size(); ++i) {
+    const auto p = c.diag_pos[i];
+    if (p >= 0)
+      c.diagonal[i] = dvals[p];
+    else if (p < -1)
+      c.diagonal[i] = ovals[-(p + 2)];
+  }
+}
+
+// A kspmv vector over a PETSc vector's local values: the array itself where
+// kspmv runs on the host (or a Kokkos view of a PETSc Kokkos vector), else
+// a device copy staged through `stage`.
+class VecAccess {
+ public:
+  PetscErrorCode read(Vec v, DeviceVector& stage, ConstDeviceVector* out) {
+    PetscInt n = 0;
+    PetscFunctionBegin;
+    v_ = v;
+    write_ = false;
+    PetscCall(VecGetLocalSize(v, &n));
+#if defined(PETSC_HAVE_KOKKOS)
+    PetscCall(is_kokkos(v));
+    if (kokkos_) {
+      PetscCall(VecGetKokkosView(v, &kro_));
+      *out = ConstDeviceVector(kro_.data(), kro_.extent(0));
+      PetscFunctionReturn(0);
+    }
+#endif
+    PetscCall(VecGetArrayRead(v, &ro_));
+    if constexpr (kHostSpace) {
+      *out = ConstDeviceVector(ro_, static_cast<std::size_t>(n));
+    } else {
+      size(stage, n);
+      Kokkos::deep_copy(stage, ConstHostArray(ro_, static_cast<std::size_t>(n)));
+      *out = stage;
+    }
+    PetscFunctionReturn(0);
+  }
+
+  // keep: the old values are read (the off-diagonal block adds to them).
+  PetscErrorCode write(Vec v, bool keep, DeviceVector& stage, DeviceVector* out) {
+    PetscInt n = 0;
+    PetscFunctionBegin;
+    v_ = v;
+    write_ = true;
+    PetscCall(VecGetLocalSize(v, &n));
+#if defined(PETSC_HAVE_KOKKOS)
+    PetscCall(is_kokkos(v));
+    if (kokkos_) {
+      if (keep)
+        PetscCall(VecGetKokkosView(v, &krw_));
+      else
+        PetscCall(VecGetKokkosViewWrite(v, &krw_));
+      keep_ = keep;
+      *out = DeviceVector(krw_.data(), krw_.extent(0));
+      PetscFunctionReturn(0);
+    }
+#endif
+    PetscCall(VecGetArray(v, &rw_));
+    n_ = n;
+    if constexpr (kHostSpace) {
+      *out = DeviceVector(rw_, static_cast<std::size_t>(n));
+    } else {
+      size(stage, n);
+      if (keep) Kokkos::deep_copy(stage, HostArray(rw_, static_cast<std::size_t>(n)));
+      stage_ = stage;
+      *out = stage;
+    }
+    PetscFunctionReturn(0);
+  }
+
+  // Call after the kernels that use the view have completed (fenced).
+  PetscErrorCode restore() {
+    PetscFunctionBegin;
+    if (!v_) PetscFunctionReturn(0);
+#if defined(PETSC_HAVE_KOKKOS)
+    if (kokkos_) {
+      if (!write_)
+        PetscCall(VecRestoreKokkosView(v_, &kro_));
+      else if (keep_)
+        PetscCall(VecRestoreKokkosView(v_, &krw_));
+      else
+        PetscCall(VecRestoreKokkosViewWrite(v_, &krw_));
+      v_ = nullptr;
+      PetscFunctionReturn(0);
+    }
+#endif
+    if (write_) {
+      if constexpr (!kHostSpace) Kokkos::deep_copy(HostArray(rw_, static_cast<std::size_t>(n_)), stage_);
+      PetscCall(VecRestoreArray(v_, &rw_));
+    } else {
+      PetscCall(VecRestoreArrayRead(v_, &ro_));
+    }
+    v_ = nullptr;
+    PetscFunctionReturn(0);
+  }
+
+ private:
+  static void size(DeviceVector& stage, PetscInt n) {
+    if (stage.extent(0) != static_cast<std::size_t>(n))
+      stage = DeviceVector(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::stage"), static_cast<std::size_t>(n));
+  }
+#if defined(PETSC_HAVE_KOKKOS)
+  PetscErrorCode is_kokkos(Vec v) {
+    PetscBool k = PETSC_FALSE;
+    PetscFunctionBegin;
+    PetscCall(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(v), &k, VECSEQKOKKOS, VECMPIKOKKOS, VECKOKKOS, ""));
+    kokkos_ = k;
+    PetscFunctionReturn(0);
+  }
+  bool kokkos_ = false, keep_ = false;
+  Kokkos::View<const PetscScalar*, Space> kro_;
+  Kokkos::View<PetscScalar*, Space> krw_;
+#endif
+  Vec v_ = nullptr;
+  bool write_ = false;
+  PetscInt n_ = 0;
+  const PetscScalar* ro_ = nullptr;
+  PetscScalar* rw_ = nullptr;
+  DeviceVector stage_;
+};
+
+PetscErrorCode check_local_size(Vec v, PetscInt expected, const char* which) {
+  PetscInt n = 0;
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCheck(n == expected, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
+             "kspmv matrix: Vec %s has %" PetscInt_FMT " local entries where the matrix's layout has %" PetscInt_FMT, which,
+             n, expected);
+  PetscFunctionReturn(0);
+}
+
+// y = A x.
+PetscErrorCode multiply(Context& c, Vec x, Vec y) {
+  Exec space;
+  Kokkos::Timer total, t;
+  VecAccess xa, ya, ga;
+  ConstDeviceVector xv, gv;
+  DeviceVector yv;
+  Status st;
+  PetscFunctionBegin;
+  PetscCall(check_local_size(x, c.diag.ncols, "x"));
+  PetscCall(check_local_size(y, c.diag.nrows, "y"));
+  if (c.scatter) {
+    t.reset();
+    PetscCall(VecScatterBegin(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
+    c.timings.exchange += t.seconds();
+  }
+  // The diagonal block while the ghost values are in flight.
+  if (c.diag.m.empty()) {
+    PetscCall(VecSet(y, 0));
+  } else {
+    PetscCall(xa.read(x, c.x_stage, &xv));
+    PetscCall(ya.write(y, false, c.y_stage, &yv));
+    t.reset();
+    st.run("kspmv matrix, diagonal block", [&] {
+      c.diag.m.apply(space, PetscScalar(1), xv, PetscScalar(0), yv);
+      space.fence();
+    });
+    c.timings.diagonal += t.seconds();
+    PetscCall(xa.restore());
+  }
+  if (c.scatter) {
+    t.reset();
+    PetscCall(VecScatterEnd(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
+    c.timings.exchange += t.seconds();
+  }
+  if (!c.off.m.empty() && !st.code) {
+    if (c.diag.m.empty()) PetscCall(ya.write(y, true, c.y_stage, &yv));
+    PetscCall(ga.read(c.ghost, c.g_stage, &gv));
+    t.reset();
+    st.run("kspmv matrix, off-diagonal block", [&] {
+      c.off.m.apply(space, PetscScalar(1), gv, PetscScalar(1), yv);
+      space.fence();
+    });
+    c.timings.offdiagonal += t.seconds();
+    PetscCall(ga.restore());
+  }
+  PetscCall(ya.restore());
+  // (kspmv checks what it is handed: an error here is a bug, reported
+  // on this rank.)
+  PetscCheck(!st.code, PETSC_COMM_SELF, st.code, "%s", st.message.c_str());
+  c.timings.total += total.seconds();
+  ++c.timings.mults;
+  PetscFunctionReturn(0);
+}
+
+// y = A^T x (x in the layout of A's rows, y in that of its columns): the
+// diagonal block's transpose into y, the off-diagonal block's into the
+// ghost vector, whose entries the scatter then adds, in reverse, to the
+// ranks that own those columns. Both transposes are kspmv's (built on the
+// device at the first call, refreshed with the blocks).
+PetscErrorCode multiply_transpose(Context& c, Vec x, Vec y) {
+  Exec space;
+  VecAccess xa, ya, ga;
+  ConstDeviceVector xv;
+  DeviceVector yv, gv;
+  Status st;
+  PetscFunctionBegin;
+  PetscCall(check_local_size(x, c.diag.nrows, "x"));
+  PetscCall(check_local_size(y, c.diag.ncols, "y"));
+  // (No early return on a rank without entries: the scatter below is
+  // collective.)
+  PetscCall(xa.read(x, c.x_stage, &xv));
+  if (c.diag.m.empty()) {
+    PetscCall(VecSet(y, 0));
+  } else {
+    PetscCall(ya.write(y, false, c.y_stage, &yv));
+    st.run("kspmv matrix, diagonal block transposed", [&] {
+      kspmv::spmv(space, "T", PetscScalar(1), c.diag.m, xv, PetscScalar(0), yv);
+      space.fence();
+    });
+    PetscCall(ya.restore());
+  }
+  if (c.scatter && !c.off.m.empty() && !st.code) {
+    PetscCall(ga.write(c.ghost, false, c.g_stage, &gv));
+    st.run("kspmv matrix, off-diagonal block transposed", [&] {
+      kspmv::spmv(space, "T", PetscScalar(1), c.off.m, xv, PetscScalar(0), gv);
+      space.fence();
+    });
+    PetscCall(ga.restore());
+  }
+  PetscCall(xa.restore());
+  if (c.scatter) {
+    // A failure on one rank stops every rank before the collective scatter.
+    MPI_Comm comm;
+    PetscCall(PetscObjectGetComm(reinterpret_cast<PetscObject>(x), &comm));
+    PetscCall(agree(comm, st));
+  }
+  PetscCheck(!st.code, PETSC_COMM_SELF, st.code, "%s", st.message.c_str());
+  if (c.scatter) {
+    // Every rank takes part in the scatter, whether or not it has ghosts.
+    if (c.off.m.empty()) PetscCall(VecSet(c.ghost, 0));
+    PetscCall(VecScatterBegin(c.scatter, c.ghost, y, ADD_VALUES, SCATTER_REVERSE));
+    PetscCall(VecScatterEnd(c.scatter, c.ghost, y, ADD_VALUES, SCATTER_REVERSE));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode mult_transpose_op(Mat K, Vec x, Vec y) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(K, &c));
+  PetscCall(multiply_transpose(*c, x, y));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode mult_op(Mat K, Vec x, Vec y) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(K, &c));
+  PetscCall(multiply(*c, x, y));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode get_diagonal_op(Mat K, Vec d) {
+  Context* c = nullptr;
+  PetscScalar* a = nullptr;
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(K, &c));
+  PetscCall(check_local_size(d, static_cast<PetscInt>(c->diagonal.size()), "d (the diagonal)"));
+  PetscCall(VecGetArrayWrite(d, &a));
+  std::copy(c->diagonal.begin(), c->diagonal.end(), a);
+  PetscCall(VecRestoreArrayWrite(d, &a));
+  PetscFunctionReturn(0);
+}
+
+std::string describe(const Block& b, kspmv::Format asked) {
+  std::string s = std::to_string(b.nrows) + " x " + std::to_string(b.ncols) + ", " + std::to_string(b.nnz) + " nonzeros, ";
+  if (b.m.empty()) return s + "empty (no kspmv matrix)";
+  s += b.m.name();
+  if (b.m.auto_picked()) s += " (auto: the model's pick)";
+  else if (asked != b.m.format()) s += std::string(" (asked ") + kspmv::format_name(asked) + ")";
+  return s;
+}
+
+PetscErrorCode view_op(Mat K, PetscViewer viewer) {
+  Context* c = nullptr;
+  PetscBool ascii = PETSC_FALSE;
+  PetscMPIInt rank = 0;
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(K, &c));
+  PetscCall(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(viewer), PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm(reinterpret_cast<PetscObject>(K)), &rank));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "kspmv matrix (MATSHELL over an AIJ matrix), Kokkos %s\n", Exec::name()));
+  PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+  PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] diagonal block: %s\n", rank, describe(c->diag, c->diag_asked).c_str()));
+  if (c->mpi)
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] off-diagonal block: %s\n", rank,
+                                                 describe(c->off, c->off_asked).c_str()));
+  PetscCall(PetscViewerFlush(viewer));
+  PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+  PetscFunctionReturn(0);
+}
+
+bool offdiag_format_allowed(kspmv::Format f) {
+  switch (f) {
+    case kspmv::Format::Csr:
+    case kspmv::Format::CsrScalar:
+    case kspmv::Format::CsrVector:
+    case kspmv::Format::CsrAdaptive:
+    case kspmv::Format::KkCrs:
+    case kspmv::Format::Coo: return true;
+    default: return false;
+  }
+}
+
+// Both blocks read and converted on this rank; failures land in `st`.
+PetscErrorCode build_local(Context& c, const Blocks& b, const kspmv::ConvertOptions& opt, Status& st) {
+  kspmv::HostCsr<PetscScalar> hd, ho;
+  PetscFunctionBegin;
+  PetscCall(with_csr(b.ad, [&](PetscInt n, PetscInt nc, const PetscInt* ia, const PetscInt* ja, const PetscScalar* a) {
+    st.run("diagonal block", [&] { hd = to_host_csr(n, nc, ia, ja, a, "diagonal block"); });
+  }));
+  if (b.ao) {
+    PetscCall(with_csr(b.ao, [&](PetscInt n, PetscInt nc, const PetscInt* ia, const PetscInt* ja, const PetscScalar* a) {
+      st.run("off-diagonal block", [&] { ho = to_host_csr(n, nc, ia, ja, a, "off-diagonal block"); });
+    }));
+  }
+  st.run("diagonal entries", [&] {
+    c.garray.assign(b.garray, b.garray + b.nghost);
+    find_diagonal(c, hd, b.ao ? &ho : nullptr);
+    fill_diagonal(c, hd.values.data(), ho.values.data());
+  });
+  c.diag.nrows = hd.nrows;
+  c.diag.ncols = hd.ncols;
+  c.diag.nnz = hd.nnz();
+  c.off.nrows = b.ao ? ho.nrows : hd.nrows;
+  c.off.ncols = b.ao ? ho.ncols : 0;
+  c.off.nnz = b.ao ? ho.nnz() : 0;
+  const std::string dname = std::string("diagonal block (") + kspmv::format_name(c.diag_asked) + ")";
+  const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_asked) + ")";
+  if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = KMatrix::convert(hd, c.diag_asked, opt); });
+  if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = KMatrix::convert(ho, c.off_asked, opt); });
+  c.timings.conversion = c.diag.m.conversion_seconds() + c.off.m.conversion_seconds();
+  PetscFunctionReturn(0);
+}
+
+// The ghost vector and the scatter that fills it from x (collective).
+PetscErrorCode build_scatter(Context& c) {
+  IS from = nullptr;
+  Vec xt = nullptr;
+  PetscFunctionBegin;
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, static_cast<PetscInt>(c.garray.size()), &c.ghost));
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, static_cast<PetscInt>(c.garray.size()), c.garray.data(), PETSC_COPY_VALUES,
+                            &from));
+  PetscCall(MatCreateVecs(c.aij, &xt, nullptr));
+  PetscCall(VecScatterCreate(xt, from, c.ghost, nullptr, &c.scatter));
+  PetscCall(VecDestroy(&xt));
+  PetscCall(ISDestroy(&from));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode duplicate_op(Mat K, MatDuplicateOption op, Mat* M);
+
+// The MATSHELL over the context; K takes the context over (destroying K
+// destroys it) once it exists, else `c` keeps it.
+PetscErrorCode make_shell(Mat aij, std::unique_ptr<Context>& c, Mat* out) {
+  PetscInt m, n, M, N;
+  VecType vtype = nullptr;
+  Mat K = nullptr;
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(aij, &m, &n));
+  PetscCall(MatGetSize(aij, &M, &N));
+  PetscCall(MatGetVecType(aij, &vtype));
+  PetscCall(MatCreateShell(PetscObjectComm(reinterpret_cast<PetscObject>(aij)), m, n, M, N, c.get(), &K));
+  PetscErrorCode ierr = MatShellSetContextDestroy(K, destroy_context);
+  if (ierr) {
+    (void)MatDestroy(&K);
+    PetscCall(ierr);
+  }
+  c.release();
+  ierr = [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCall(MatShellSetOperation(K, MATOP_MULT, reinterpret_cast<void (*)(void)>(mult_op)));
+    // No MATOP_MULT_ADD: MATSHELL's own (MatMult, then VecAXPY) keeps
+    // MatScale and MatShift, which an operation set here would bypass.
+    PetscCall(MatShellSetOperation(K, MATOP_GET_DIAGONAL, reinterpret_cast<void (*)(void)>(get_diagonal_op)));
+    PetscCall(MatShellSetOperation(K, MATOP_VIEW, reinterpret_cast<void (*)(void)>(view_op)));
+    // (MATSHELL's own duplicate would share the context without owning it.)
+    PetscCall(MatShellSetOperation(K, MATOP_DUPLICATE, reinterpret_cast<void (*)(void)>(duplicate_op)));
+    PetscCall(MatShellSetOperation(K, MATOP_MULT_TRANSPOSE, reinterpret_cast<void (*)(void)>(mult_transpose_op)));
+    PetscCall(MatShellSetVecType(K, vtype));
+    PetscCall(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(K), kComposedName, get_context_composed));
+    PetscFunctionReturn(0);
+  }();
+  if (ierr) {
+    (void)MatDestroy(&K);
+    PetscCall(ierr);
+  }
+  *out = K;
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
+PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format offdiag_format,
+                              const kspmv::ConvertOptions& options, Mat* out) {
+  bool mpi = false;
+  Blocks b;
+  PetscFunctionBegin;
+  PetscCall(check_mat_arg(aij, "kspmv::petsc::MatCreateKspmv", 1));
+  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "kspmv::petsc::MatCreateKspmv: argument 5 (Mat*) is null");
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(aij));
+  PetscCall(check_aij(aij, &mpi));
+  PetscCheck(offdiag_format_allowed(offdiag_format), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "kspmv::petsc: the off-diagonal block cannot be %s; it takes csr, csr-scalar, csr-vector, csr-adaptive, "
+             "kk-crs or coo",
+             kspmv::format_name(offdiag_format));
+  PetscCheck(options.output_order == kspmv::OutputOrder::Caller, comm, PETSC_ERR_ARG_WRONG,
+             "kspmv::petsc: ConvertOptions::output_order must be OutputOrder::Caller (PETSc's vectors are in the "
+             "matrix's row order)");
+  PetscCall(ensure_kokkos());
+
+  std::unique_ptr<Context> c;
+  try {
+    c = std::make_unique<Context>();
+  } catch (const std::bad_alloc&) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "kspmv::petsc: out of memory");
+  }
+  c->mpi = mpi;
+  c->diag_asked = diag_format;
+  c->off_asked = offdiag_format;
+  c->options = options;
+  PetscCall(MatGetOwnershipRange(aij, &c->rstart, nullptr));
+  PetscCall(MatGetOwnershipRangeColumn(aij, &c->cstart, &c->cend));
+  PetscCall(MatGetNonzeroState(aij, &c->nonzero_state));
+  PetscCall(get_blocks(aij, mpi, &b));
+
+  Status st;
+  PetscCall(build_local(*c, b, options, st));
+  PetscCall(agree(comm, st));
+
+  PetscCall(PetscObjectReference(reinterpret_cast<PetscObject>(aij)));
+  c->aij = aij;
+  if (mpi) PetscCall(build_scatter(*c));
+  PetscCall(make_shell(aij, c, out));
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+// MatDuplicate: a new kspmv matrix converted from the same AIJ matrix (its
+// values now: where they changed without a refresh, the copy has the new
+// ones) with the same formats and options.
+PetscErrorCode duplicate_op(Mat K, MatDuplicateOption op, Mat* M) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(K, &c));
+  PetscCheck(op != MAT_DO_NOT_COPY_VALUES, PetscObjectComm(reinterpret_cast<PetscObject>(K)), PETSC_ERR_SUP,
+             "kspmv matrix: its values come from its AIJ matrix; duplicate it with MAT_COPY_VALUES");
+  PetscCall(MatCreateKspmv(c->aij, c->diag_asked, c->off_asked, c->options, M));
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
+PetscErrorCode MatCreateKspmv(Mat aij, Mat* out) {
+  PetscFunctionBegin;
+  PetscCall(MatCreateKspmv(aij, kspmv::Format::Auto, kspmv::Format::Csr, kspmv::ConvertOptions{}, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatIsKspmv(Mat K, PetscBool* flg) {
+  PetscErrorCode (*f)(Mat, Context**) = nullptr;
+  PetscFunctionBegin;
+  PetscCall(check_mat_arg(K, "kspmv::petsc::MatIsKspmv", 1));
+  PetscCheck(flg, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "kspmv::petsc::MatIsKspmv: argument 2 is null");
+  PetscCall(PetscObjectQueryFunction(reinterpret_cast<PetscObject>(K), kComposedName, &f));
+  *flg = f ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatKspmvGetFormats(Mat K, kspmv::Format* diag, kspmv::Format* offdiag) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  if (diag) *diag = c->diag.m.empty() ? c->diag_asked : c->diag.m.format();
+  if (offdiag) *offdiag = c->off.m.empty() ? c->off_asked : c->off.m.format();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  PetscCheck(t, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "kspmv::petsc::MatKspmvGetTimings: argument 2 is null");
+  *t = c->timings;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatKspmvResetTimings(Mat K) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  const double conversion = c->timings.conversion;
+  c->timings = MultTimings{};
+  c->timings.conversion = conversion;
+  PetscFunctionReturn(0);
+}
+
+namespace {
+
+// New values for one block, in its CSR order, into its kspmv matrix.
+void refresh_block(Block& b, const PetscScalar* values) {
+  if (b.m.empty()) return;
+  Exec space;
+  if constexpr (kHostSpace) {
+    b.m.update_values(space, ConstDeviceVector(values, static_cast<std::size_t>(b.nnz)));
+  } else {
+    if (b.staged.extent(0) != static_cast<std::size_t>(b.nnz))
+      b.staged = DeviceVector(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::values"),
+                              static_cast<std::size_t>(b.nnz));
+    Kokkos::deep_copy(space, b.staged, ConstHostArray(values, static_cast<std::size_t>(b.nnz)));
+    b.m.update_values(space, b.staged);
+  }
+  space.fence();
+}
+
+}  // namespace
+
+PetscErrorCode MatKspmvRefresh(Mat K) {
+  Context* c = nullptr;
+  bool mpi = false;
+  Blocks b;
+  PetscObjectState state = 0;
+  PetscInt dnnz = 0, onnz = 0;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(K));
+  PetscCall(check_aij(c->aij, &mpi));
+  PetscCall(MatGetNonzeroState(c->aij, &state));
+  PetscCheck(state == c->nonzero_state, comm, PETSC_ERR_ARG_WRONGSTATE,
+             "kspmv::petsc: the AIJ matrix's nonzero pattern changed since MatCreateKspmv (nonzero state %" PetscInt64_FMT
+             " -> %" PetscInt64_FMT "); MatKspmvRefresh takes new values only: create a new kspmv matrix",
+             static_cast<PetscInt64>(c->nonzero_state), static_cast<PetscInt64>(state));
+  PetscCall(get_blocks(c->aij, mpi, &b));
+
+  // The same pattern on this rank (the nonzero state says so globally; the
+  // counts and the ghost columns are checked too), and maps to refresh by.
+  Status st;
+  PetscCall(with_csr(b.ad, [&](PetscInt n, PetscInt, const PetscInt* ia, const PetscInt*, const PetscScalar*) {
+    dnnz = ia[n];
+  }));
+  if (b.ao)
+    PetscCall(with_csr(b.ao, [&](PetscInt n, PetscInt, const PetscInt* ia, const PetscInt*, const PetscScalar*) {
+      onnz = ia[n];
+    }));
+  if (dnnz != c->diag.nnz || onnz != c->off.nnz || b.nghost != static_cast<PetscInt>(c->garray.size()) ||
+      !std::equal(c->garray.begin(), c->garray.end(), b.garray))
+    st.fail(PETSC_ERR_ARG_WRONGSTATE,
+            "the AIJ matrix's blocks changed (entries " + std::to_string(c->diag.nnz) + " + " + std::to_string(c->off.nnz) +
+                " -> " + std::to_string(dnnz) + " + " + std::to_string(onnz) + ", ghost columns " +
+                std::to_string(c->garray.size()) + " -> " + std::to_string(b.nghost) +
+                "); MatKspmvRefresh takes new values only: create a new kspmv matrix");
+  for (const Block* blk : {&c->diag, &c->off})
+    if (!blk->m.empty() && !blk->m.refreshable())
+      st.fail(PETSC_ERR_SUP, std::string("the ") + (blk == &c->diag ? "diagonal" : "off-diagonal") + " block (" +
+                                 blk->m.name() + ") was converted with ConvertOptions::value_map off and cannot be refreshed");
+  PetscCall(agree(comm, st));
+
+  const PetscScalar *dv = nullptr, *ov = nullptr;
+  PetscCall(MatSeqAIJGetArrayRead(b.ad, &dv));
+  if (b.ao) PetscCall(MatSeqAIJGetArrayRead(b.ao, &ov));
+  st.run("refresh of the diagonal block", [&] { refresh_block(c->diag, dv); });
+  st.run("refresh of the off-diagonal block", [&] { refresh_block(c->off, ov); });
+  fill_diagonal(*c, dv, ov);
+  if (b.ao) PetscCall(MatSeqAIJRestoreArrayRead(b.ao, &ov));
+  PetscCall(MatSeqAIJRestoreArrayRead(b.ad, &dv));
+  PetscCall(agree(comm, st));
+  // K's state moves on (as a re-assembled AIJ matrix's does), so a PC set
+  // up from K (Jacobi's diagonal) is set up again at the next solve.
+  // PetscObjectStateIncrease is in PETSc's private headers, MatScale by 1
+  // returns before it counts, and MatAssemblyEnd on a MATSHELL drops the
+  // user's MatScale/MatShift: scaling by 2 and back by 1/2 advances the
+  // state and leaves the shell's factors exactly as they were (powers of
+  // two).
+  PetscCall(MatScale(K, 2));
+  PetscCall(MatScale(K, 0.5));
+  PetscFunctionReturn(0);
+}
+
+}  // namespace kspmv::petsc
