@@ -360,7 +360,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, ehyb_padded_fill=F, evc_rows_per_thread=N, evc_ell_lanes=N,
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate, evc_caller_y=auto|scatter|gather,
-// kernel=auto|portable: the tuned CUDA path where there is one, or the
+// merge_unit_items=N (csr-merge's items a unit, 0 = auto), kernel=auto|portable: the tuned CUDA path where there is one, or the
 // portable TeamPolicy kernel).
 bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::string& v) {
   if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
@@ -397,6 +397,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.evc_rows_per_thread = std::stoi(v);
   else if (k == "evc_ell_lanes" && !v.empty())
     o.evc_ell_lanes = std::stoi(v);
+  else if (k == "merge_unit_items" && !v.empty())
+    o.merge_unit_items = std::stoll(v);
   else if (k == "evc_caller_y" && (v == "auto" || v == "scatter" || v == "gather"))
     o.evc_caller_y = v == "auto" ? kspmv::CallerY::Auto : v == "scatter" ? kspmv::CallerY::Scatter : kspmv::CallerY::Gather;
   else

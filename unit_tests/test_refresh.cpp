@@ -151,7 +151,8 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, RefreshTest, ::testing::ValuesIn(kspmv_test
 // The CSR formats keep the CSR order: their refresh is a copy, no map.
 TEST(Refresh, CsrOrderKeepsNoMap) {
   const auto a = generate<double>("powerlaw:2000:6");
-  for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::CsrAdaptive, Format::KkCrs, Format::Coo})
+  for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::CsrAdaptive, Format::CsrMerge,
+                   Format::KkCrs, Format::Coo})
     EXPECT_EQ(Matrix<double>::convert(a, f).value_map_bytes(), 0u) << format_name(f);
   // A reordering format keeps one slot a nonzero.
   EXPECT_EQ(Matrix<double>::convert(a, Format::Pellr).value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));

@@ -284,7 +284,7 @@ TEST_P(SpmvOperatorTest, TwoHandlesOnTwoInstancesAreIndependent) {
   EXPECT_TRUE(check_spmv(a, 1.0, x2, 0.0, zero, std::vector<double>(h.data(), h.data() + a.nrows)).ok);
   // Where the format keeps scratch, each handle holds a copy of its own.
   bool scratch = false;
-  for (Format f : {Format::Coo, Format::Hyb, Format::Pkt}) scratch |= m.format() == f;
+  for (Format f : {Format::Coo, Format::Hyb, Format::Pkt, Format::CsrMerge}) scratch |= m.format() == f;
   if (scratch) {
     EXPECT_GT(h1.scratch_bytes(), 0u);
     EXPECT_EQ(h1.scratch_bytes(), h2.scratch_bytes());

@@ -57,10 +57,12 @@ double bandwidth_factor(const ModelHardware& hw, Format f, double cv, bool in_l2
 }
 
 // Launches of each format on the calibration's tiny matrix (a 1D stencil:
-// HYB has no COO part there, EHYB no extra rows).
+// HYB has no COO part there, EHYB no extra rows; csr-merge's rows cross
+// its units there too, so it runs its fix-up).
 int tiny_launches(Format f) {
   switch (f) {
     case Format::Coo: return 2;
+    case Format::CsrMerge: return 2;  // its units and the fix-up of the rows crossing them
     case Format::Pkt: return 5;
     default: return 1;
   }

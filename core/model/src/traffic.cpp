@@ -205,6 +205,28 @@ Traffic csr_adaptive(const TrafficInput& in) {
   return t;
 }
 
+// CSR read once in its own order (offsets, columns, values, x gathered, y
+// written), plus the merge path's partition (2 ints a unit), the per-unit
+// partial sums (head and tail, written and read back) and the list of rows
+// crossing units (3 ints each, about one a unit), with the units its
+// conversion makes on a GPU of hw.processors SMs (merge_unit_items). A
+// lane walks its unit's share of the merge path, rows and entries alike,
+// so a long row does not lengthen its chain; only the fix-up lane adding
+// that row's pieces, a 32nd of the units it crosses, grows with it.
+Traffic csr_merge(const TrafficInput& in) {
+  const auto items = static_cast<std::int64_t>(in.n + in.nnz);
+  const std::int64_t unit_items = merge_unit_items(items, in.hw.processors, true);
+  const double units = double(merge_units(items, unit_items));
+  Traffic t = one_part(Format::CsrMerge,
+                       (in.tau + kIndex) * in.nnz + kIndex * (in.n + 1) + in.x + in.y +
+                           units * (4.0 * in.tau + 5.0 * kIndex),
+                       units > 1 ? 2 : 1);
+  t.storage_bytes = in.csr_storage + units * (2.0 * in.tau + 5.0 * kIndex);
+  t.slots = in.nnz;
+  t.chain_elements = double(unit_items / kMergeBlockThreads) + std::ceil((in.maxlen / double(unit_items) + 1) / 32);
+  return t;
+}
+
 // The conversion's arithmetic on the sorted lengths, with its auto split
 // and lanes (to_evc_hyb) for a device of processors x 2048 lanes: fewer
 // rows than lanes lower the split towards 32 and let lanes share the
@@ -280,6 +302,7 @@ Traffic format_traffic(Format f, const TrafficInput& in) {
     case Format::Pellr: return pellr(in);
     case Format::Jad: return jad(in);
     case Format::CsrAdaptive: return csr_adaptive(in);
+    case Format::CsrMerge: return csr_merge(in);
     case Format::EvcHyb: return evc_hyb(in);
     case Format::Ehyb: return ehyb(in);
     case Format::Auto: break;

@@ -146,6 +146,42 @@ inline std::vector<TprRange> tpr_ranges(const std::vector<std::int64_t>& sorted_
 // default.
 inline int pkt_scratch_rows(int scalar_bytes) { return 32768 / (2 * scalar_bytes); }
 inline int pkt_default_rows(int scalar_bytes) { return std::min(1024, pkt_scratch_rows(scalar_bytes)); }
+// csr-merge (Merrill & Garland's merge path): the rows' ends and the
+// nonzeros form one list of nrows + nnz items, cut into units of equal
+// items; a unit is a block of kMergeBlockThreads threads on the tuned CUDA
+// path, each thread walking items_per_unit / kMergeBlockThreads of them.
+// Shared by the conversion and the model.
+constexpr int kMergeBlockThreads = 256;
+// The most items a thread of the tuned kernel walks: its unit's products
+// and row ends are staged in shared memory, 8 a thread is 26.6 KB a block
+// for double, so eight blocks (2048 threads) still fit an H100 SM.
+constexpr int kMergeMaxItemsPerThread = 8;
+// Blocks an SM holds at once at that size: the units a GPU needs to be
+// full before a thread takes more than one item.
+constexpr int kMergeBlocksPerProcessor = 8;
+// Items per unit. GPU: a whole number of items per thread, as few as keep
+// every SM's blocks busy (one full wave of `processors` x
+// kMergeBlocksPerProcessor blocks), at most kMergeMaxItemsPerThread.
+// Host: one thread walks a unit; units of 256 to 4096 items, about four
+// per host thread. `requested` > 0 (ConvertOptions::merge_unit_items)
+// overrides the rule; on the GPU it is rounded up to whole items per
+// thread, within the same bounds.
+inline std::int64_t merge_unit_items(std::int64_t items, int processors, bool gpu, std::int64_t requested = 0) {
+  const std::int64_t p = std::max(1, processors);
+  if (gpu) {
+    const std::int64_t t = kMergeBlockThreads;
+    const std::int64_t wave = t * p * kMergeBlocksPerProcessor;  // threads of one full wave
+    const std::int64_t per_thread = requested > 0 ? (requested + t - 1) / t : (items + wave - 1) / wave;
+    return std::clamp<std::int64_t>(per_thread, 1, kMergeMaxItemsPerThread) * t;
+  }
+  if (requested > 0) return requested;
+  return std::clamp<std::int64_t>((items + 4 * p - 1) / (4 * p), 256, 4096);
+}
+// The units that cover `items` (at least one where there are items).
+inline std::int64_t merge_units(std::int64_t items, std::int64_t unit_items) {
+  return unit_items > 0 ? (items + unit_items - 1) / unit_items : 0;
+}
+
 namespace detail {
 // Threads of a team on a GPU (the team size of the thread-per-row formats).
 constexpr int kGpuTeamSize = 128;

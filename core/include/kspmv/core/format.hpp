@@ -33,6 +33,7 @@ namespace kspmv {
   X(Pellr, "pellr", to_pellr, false, "ELLPACK-R of rows sorted by length, 32-row slices of their own width")         \
   X(Jad, "jad", to_jad, false, "jagged diagonals of rows sorted by length, no padding")                             \
   X(CsrAdaptive, "csr-adaptive", to_csr_adaptive, false, "CSR with 1..256 lanes per row by ranges of length-sorted rows") \
+  X(CsrMerge, "csr-merge", to_csr_merge, false, "CSR split by merge path: equal rows + nonzeros per unit, deterministic fix-up") \
   X(EvcHyb, "evc-hyb", to_evc_hyb, false, "sub-ELL blocks per row length + adaptive vector CSR, one launch")         \
   X(Ehyb, "ehyb", to_ehyb, true, "graph-partitioned sliced ELL, x window in shared memory, 16-bit indices")
 

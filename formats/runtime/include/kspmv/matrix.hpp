@@ -507,8 +507,8 @@ class Matrix {
  public:
 
   // y = alpha * A * x + beta * y on `space` (asynchronous, like any Kokkos
-  // kernel: fence the space before reading y on the host). coo, hyb, pkt
-  // and evc-hyb (gathered y) write scratch the matrix holds: for applies
+  // kernel: fence the space before reading y on the host). coo, hyb, pkt,
+  // csr-merge and evc-hyb (gathered y) write scratch the matrix holds: for applies
   // on several streams at once, give each stream a kspmv::SpmvHandle
   // (kspmv/spmv.hpp), which holds scratch of its own.
   void apply(const ExecSpace& space, Scalar alpha, const const_vector_type& x, Scalar beta,

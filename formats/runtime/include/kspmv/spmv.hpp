@@ -53,7 +53,7 @@ inline Mode parse_mode(const char* mode) {
 // What one stream's kspmv::spmv calls write besides Y, reused across
 // calls: two n x k column blocks for views whose columns are not
 // contiguous, and, for each matrix whose format keeps scratch (coo, hyb,
-// pkt, evc-hyb with a gathered y), a copy of the format sharing its
+// pkt, csr-merge, evc-hyb with a gathered y), a copy of the format sharing its
 // storage and values but with scratch of its own. So one Matrix applied
 // on two streams at once, each with its handle, is correct. One handle
 // serves one stream at a time; copy-free, it holds no matrix alive.
