@@ -286,13 +286,14 @@ struct has_scratch<PktDevice<S, E>> : std::true_type {};
 }  // namespace detail
 template <class S, class E>
 std::size_t scratch_bytes(const PktDevice<S, E>& f) {
-  return (f.x_internal.span() + f.t_internal.span()) * sizeof(S);
+  return (f.x_internal.span() + f.t_internal.span()) * sizeof(S) + scratch_bytes(f.remainder);
 }
 template <class S, class E>
 PktDevice<S, E> with_own_scratch(const PktDevice<S, E>& f) {
   PktDevice<S, E> c = f;
   c.x_internal = Kokkos::View<S*, typename E::memory_space>("kspmv::pkt::x_internal", f.x_internal.extent(0));
   c.t_internal = Kokkos::View<S*, typename E::memory_space>("kspmv::pkt::t_internal", f.t_internal.extent(0));
+  c.remainder = with_own_scratch(f.remainder);  // its COO part's partial sums
   return c;
 }
 
