@@ -43,10 +43,7 @@ std::vector<Scalar> product(const Matrix<Scalar>& m, std::uint64_t seed) {
   return out;
 }
 
-template <class Scalar>
-bool same_bits(const std::vector<Scalar>& a, const std::vector<Scalar>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0);
-}
+using kspmv_test::same_bits;
 
 }  // namespace
 
@@ -54,11 +51,7 @@ class RefreshTest : public ::testing::TestWithParam<kspmv_test::FormatCase> {
  protected:
   Format format() const { return GetParam().format; }
   ConvertOptions options() const { return kspmv_test::test_options(GetParam().kernel); }
-  bool holds(const HostCsr<double>& a) const {
-    for (const auto& d : known_formats())
-      if (d.format == format() && d.square_only && a.nrows != a.ncols) return false;
-    return kspmv_test::padded_fill(format(), a) <= kspmv_test::kTestMaxFill;
-  }
+  bool holds(const HostCsr<double>& a) const { return kspmv_test::format_holds(format(), a); }
 
   template <class Scalar>
   void check_refresh(const HostCsr<Scalar>& a, const std::string& what) {

@@ -87,10 +87,7 @@ std::vector<Scalar> transpose_product(const Matrix<Scalar>& m, std::uint64_t see
   return std::vector<Scalar>(h.data(), h.data() + h.extent(0));
 }
 
-template <class Scalar>
-bool same_bits(const std::vector<Scalar>& a, const std::vector<Scalar>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0);
-}
+using kspmv_test::same_bits;
 
 }  // namespace
 
@@ -98,11 +95,7 @@ class SpmvOperatorTest : public ::testing::TestWithParam<kspmv_test::FormatCase>
  protected:
   Format format() const { return GetParam().format; }
   ConvertOptions options() const { return kspmv_test::test_options(GetParam().kernel); }
-  bool holds(const HostCsr<double>& a) const {
-    for (const auto& d : known_formats())
-      if (d.format == format() && d.square_only && a.nrows != a.ncols) return false;
-    return kspmv_test::padded_fill(format(), a) <= kspmv_test::kTestMaxFill;
-  }
+  bool holds(const HostCsr<double>& a) const { return kspmv_test::format_holds(format(), a); }
 
   template <class Scalar>
   void check_modes(const HostCsr<Scalar>& a, const std::string& what) {

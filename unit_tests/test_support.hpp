@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <sys/stat.h>
@@ -139,6 +140,21 @@ template <class Scalar>
                                                     Scalar beta, std::uint64_t seed = 7,
                                                     const kspmv::ConvertOptions& opt = test_options()) {
   return matrix_matches_reference(a, kspmv::Matrix<Scalar>::convert(a, f, opt), alpha, beta, seed);
+}
+
+// Whether two results are the same bits.
+template <class Scalar>
+bool same_bits(const std::vector<Scalar>& a, const std::vector<Scalar>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(Scalar)) == 0);
+}
+
+// Whether format f holds `a` under test_options(): square-only formats a
+// square matrix, padded ones within kTestMaxFill.
+template <class Scalar>
+bool format_holds(kspmv::Format f, const kspmv::HostCsr<Scalar>& a) {
+  for (const auto& d : kspmv::known_formats())
+    if (d.format == f && d.square_only && a.nrows != a.ncols) return false;
+  return padded_fill(f, a) <= kTestMaxFill;
 }
 
 // Builds a HostCsr from dense rows (0 means no entry unless listed in

@@ -169,5 +169,29 @@ void check_allocation(std::int64_t bytes, const std::string& what, std::int64_t 
 }
 
 
+// Rows whose entries were split across work units (coo's chunks,
+// csr-merge's units): row span_row(s) begins in unit span_first(s), whose
+// partial sum is tail(first), and ends in span_last(s), each later unit u
+// holding head(u). It gets alpha * (tail + the heads) + beta * y once, the
+// heads summed in a fixed order (the same bits every run, no atomics).
+template <class ExecSpace, class Ints, class Partials, class YView, class Scalar>
+void fix_up_spanning_rows(const ExecSpace& space, const std::string& label, int nspan, const Ints& span_row,
+                          const Ints& span_first, const Ints& span_last, const Partials& head, const Partials& tail,
+                          Scalar alpha, Scalar beta, const YView& y) {
+  if (nspan == 0) return;
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  const int team = is_host_space<ExecSpace>() ? 1 : 64;
+  Kokkos::parallel_for(
+      label, policy(space, nspan, team), KOKKOS_LAMBDA(const member& t) {
+        const int s = t.league_rank();
+        const int u0 = span_first(s), u1 = span_last(s);
+        Scalar sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, u0 + 1, u1 + 1), [&](const int u, Scalar& acc) { acc += head(u); }, sum);
+        Kokkos::single(Kokkos::PerTeam(t), [&]() { combine_y(y, span_row(s), alpha, tail(u0) + sum, beta); });
+      });
+}
+
 }  // namespace detail
 }  // namespace kspmv

@@ -187,25 +187,8 @@ void coo_chunks_portable(const ExecSpace& space, Scalar alpha, const CooDevice<S
 template <class Scalar, class ExecSpace, class YView>
 void coo_fixup(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpace>& A, Scalar beta,
                const YView& y) {
-  if (A.nspan > 0) {
-    using policy = Kokkos::TeamPolicy<ExecSpace>;
-    using member = typename policy::member_type;
-    const auto span_row = A.span_row;
-    const auto span_first = A.span_first;
-    const auto span_last = A.span_last;
-    const auto head = A.head;
-    const auto tail = A.tail;
-    const int team = is_host_space<ExecSpace>() ? 1 : 64;
-    Kokkos::parallel_for(
-        "kspmv::coo_span", policy(space, A.nspan, team), KOKKOS_LAMBDA(const member& t) {
-          const int s = t.league_rank();
-          const int c0 = span_first(s), c1 = span_last(s);
-          Scalar sum = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(t, c0 + 1, c1 + 1), [&](const int c, Scalar& acc) { acc += head(c); }, sum);
-          Kokkos::single(Kokkos::PerTeam(t), [&]() { combine_y(y, span_row(s), alpha, tail(c0) + sum, beta); });
-        });
-  }
+  fix_up_spanning_rows(space, "kspmv::coo_span", A.nspan, A.span_row, A.span_first, A.span_last, A.head, A.tail,
+                       alpha, beta, y);
   if (A.nempty > 0 && beta != Scalar(1)) {
     const auto empty = A.empty_rows;
     Kokkos::parallel_for(

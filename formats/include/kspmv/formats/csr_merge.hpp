@@ -200,24 +200,8 @@ void csr_merge_units_portable(const ExecSpace& space, Scalar alpha, const CsrMer
 template <class Scalar, class ExecSpace, class YView>
 void csr_merge_fixup_portable(const ExecSpace& space, Scalar alpha, const CsrMergeDevice<Scalar, ExecSpace>& A,
                               Scalar beta, const YView& y) {
-  if (A.nspan == 0) return;
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
-  using member = typename policy::member_type;
-  const auto span_row = A.span_row;
-  const auto span_first = A.span_first;
-  const auto span_last = A.span_last;
-  const auto head = A.head;
-  const auto tail = A.tail;
-  const int team = is_host_space<ExecSpace>() ? 1 : 64;
-  Kokkos::parallel_for(
-      "kspmv::csr_merge_fixup", policy(space, A.nspan, team), KOKKOS_LAMBDA(const member& t) {
-        const int s = t.league_rank();
-        const int u0 = span_first(s), u1 = span_last(s);
-        Scalar sum = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(t, u0 + 1, u1 + 1), [&](const int u, Scalar& acc) { acc += head(u); }, sum);
-        Kokkos::single(Kokkos::PerTeam(t), [&]() { combine_y(y, span_row(s), alpha, tail(u0) + sum, beta); });
-      });
+  fix_up_spanning_rows(space, "kspmv::csr_merge_fixup", A.nspan, A.span_row, A.span_first, A.span_last, A.head,
+                       A.tail, alpha, beta, y);
 }
 
 }  // namespace detail
