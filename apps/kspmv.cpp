@@ -57,7 +57,7 @@ struct InfoArgs {
   bool has_calibration = false, has_format = false;
 };
 struct CalibrateArgs {
-  std::string out = "kspmv.cal";
+  std::string out;  // default: the user's cache entry for this device
   double budget = 120, scale = 1;
 };
 struct SpmvArgs {
@@ -198,9 +198,9 @@ Prediction predict(const kspmv::HostCsr<double>& A, const std::vector<std::int64
 
 void print_prediction(const Prediction& r) {
   const auto& hw = r.hw;
-  std::printf("\nmodel             %s (%s); copy bandwidth %.0f GB/s, launch %.1f us, L2 gain %.2f\n", hw.name.c_str(),
-              hw.calibrated ? "calibrated" : "uncalibrated defaults: kspmv calibrate", hw.bandwidth_gbs, hw.launch_us,
-              hw.l2_gain);
+  std::printf("\nmodel             %s; copy bandwidth %.0f GB/s, launch %.1f us, L2 gain %.2f\n", hw.name.c_str(),
+              hw.bandwidth_gbs, hw.launch_us, hw.l2_gain);
+  std::printf("calibration       %s%s\n", hw.source.c_str(), hw.calibrated ? "" : " (kspmv calibrate fits one)");
   std::printf("x reuse alpha     %.3f (evc-hyb 3.2, 32-row warps)   diagonals %lld\n", r.stats.alpha,
               (long long)r.stats.diagonals);
   // estimate = max(fixed + max(traffic / bandwidth, chain), host); the
@@ -244,6 +244,7 @@ json prediction_json(const Prediction& r) {
   return {{"model",
            {{"name", r.hw.name},
             {"calibrated", r.hw.calibrated},
+            {"calibration", r.hw.source},
             {"bandwidth_gbs", number(r.hw.bandwidth_gbs)},
             {"launch_us", number(r.hw.launch_us)},
             {"l2_gain", number(r.hw.l2_gain)}}},
@@ -266,7 +267,11 @@ json prediction_json(const Prediction& r) {
 
 int cmd_info(const InfoArgs& a) {
   // Read before the matrix is loaded: a bad calibration file fails at once.
-  if (a.has_calibration) kspmv::set_default_model(kspmv::read_calibration(a.calibration));
+  if (a.has_calibration) {
+    auto hw = kspmv::read_calibration(a.calibration);
+    hw.source = "--calibration " + a.calibration;
+    kspmv::set_default_model(hw);
+  }
   auto A = load_matrix<double>(a.matrix);
   const auto stats = kspmv::row_length_stats(A, a.fractiles);
   // pellr eqs. (1), (2): iterations of 32-thread warps over the rows in the
@@ -319,10 +324,17 @@ int cmd_calibrate(const CalibrateArgs& a) {
   co.budget_seconds = a.budget;
   co.scale = a.scale;
   co.log = [](const std::string& s) { std::printf("  %s\n", s.c_str()); };
-  std::printf("calibrating the performance model (budget %.0f s)\n", co.budget_seconds);
+  const std::string device = kspmv::device_figures<Kokkos::DefaultExecutionSpace>().name;
+  const std::string out = a.out.empty() ? kspmv::calibration_cache_path(device) : a.out;
+  if (out.empty())
+    throw kspmv::InvalidArgumentError("no cache directory (neither XDG_CACHE_HOME nor HOME is set): give --out FILE");
+  std::printf("calibrating the performance model of %s (budget %.0f s)\n", device.c_str(), co.budget_seconds);
   const auto hw = kspmv::calibrate_model<double>(co);
-  kspmv::write_calibration(a.out, hw);
-  std::printf("wrote %s (use with KSPMV_CALIBRATION=%s or --calibration)\n", a.out.c_str(), a.out.c_str());
+  kspmv::write_calibration_atomically(out, hw);
+  if (a.out.empty())
+    std::printf("wrote %s: auto finds it there for this device\n", out.c_str());
+  else
+    std::printf("wrote %s (use with KSPMV_CALIBRATION=%s or --calibration)\n", out.c_str(), out.c_str());
   return 0;
 }
 
@@ -527,7 +539,9 @@ int run(int& argc, char** argv) {
 
   CalibrateArgs cal;
   auto* cal_cmd = app.add_subcommand("calibrate", "time a few SpMVs on the device and fit the performance model");
-  cal_cmd->add_option("--out", cal.out, "the calibration file to write")->capture_default_str();
+  cal_cmd->add_option("--out", cal.out,
+                      "the calibration file to write (default: the user's cache, where auto finds it: "
+                      "$XDG_CACHE_HOME/kspmv or ~/.cache/kspmv)");
   cal_cmd->add_option("--budget", cal.budget, "seconds to spend at most")
       ->check(kspmv_cli::non_negative_number())
       ->capture_default_str();

@@ -64,7 +64,13 @@ using Mem = Space::memory_space;
 // (partitioner=metis|contiguous|auto, hyb_k=N, max_fill=F).
 struct Entry {
   std::string name, source;
-  kspmv::ConvertOptions options;
+  // The model is the one kspmv_perf chose (--calibration, --calibrate, or
+  // what default_model() found): auto never calibrates inside a benchmark.
+  kspmv::ConvertOptions options = [] {
+    kspmv::ConvertOptions o;
+    o.auto_calibrate_seconds = 0;
+    return o;
+  }();
   std::string options_text;
 };
 
@@ -906,16 +912,18 @@ int main(int argc, char** argv) {
       g_model = kspmv::calibrate_model<double>(co);
       const std::string out = g_csv.empty() ? "kspmv_perf.cal" : g_csv + ".cal";
       kspmv::write_calibration(out, g_model);
-      std::printf("model calibration written to %s\n", out.c_str());
+      g_model.source = "--calibrate, written to " + out;
       g_have_model = true;
     } else if (!calibration_file.empty()) {
       g_model = kspmv::read_calibration(calibration_file);
+      g_model.source = "--calibration " + calibration_file;
       g_have_model = true;
     } else {
       g_model = kspmv::default_model();
       g_have_model = true;
     }
     kspmv::set_default_model(g_model);
+    std::printf("model calibration: %s\n", g_model.source.c_str());
     g_copy_gbs = measure_copy_bandwidth();
     start_csv();
     std::printf("copy bandwidth: %.1f GB/s (device-to-device, 2 GiB moved per copy, median of 20)\n", g_copy_gbs);

@@ -7,7 +7,9 @@
 #include <limits>
 #include <mutex>
 
+#include "kspmv/core/device_info.hpp"
 #include "kspmv/core/error.hpp"
+#include "kspmv/model/calibration_search.hpp"
 #include "kspmv/model/model.hpp"
 
 namespace kspmv {
@@ -117,8 +119,9 @@ ModelHardware* g_model = nullptr;
 const ModelHardware& default_model() {
   std::lock_guard<std::mutex> lock(g_model_mutex);
   if (!g_model) {
-    g_model = new ModelHardware();
-    if (const char* p = std::getenv("KSPMV_CALIBRATION"); p && *p) *g_model = read_calibration(p);
+    const std::string device = device_figures<Kokkos::DefaultExecutionSpace>().name;
+    const CalibrationLocation where = find_calibration(device);
+    g_model = new ModelHardware(where.path.empty() ? ModelHardware() : read_calibration_of(where, device));
   }
   return *g_model;
 }

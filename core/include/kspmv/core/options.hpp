@@ -153,6 +153,12 @@ struct ConvertOptions {
   // or on a host space: the model's first choice.
   bool auto_measure = true;
   int auto_candidates = 3;
+  // Format::Auto on a device for which no calibration is found
+  // (find_calibration(): $KSPMV_CALIBRATION, the user's cache, an
+  // installed one): calibrate the model there first, once, within about
+  // this many seconds, and cache it for the next run (progress on a
+  // terminal). 0: use the uncalibrated defaults instead.
+  double auto_calibrate_seconds = 30;
   ProgressFn progress;  // long conversions report here
 };
 

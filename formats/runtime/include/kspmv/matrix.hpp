@@ -31,7 +31,10 @@
 #include <Kokkos_Timer.hpp>
 // Every format's header (generated at configure time from formats/ and
 // backends/kokkoskernels/, so a new format's header needs no line here).
+#include "kspmv/core/progress.hpp"
 #include "kspmv/formats/all.hpp"
+#include "kspmv/model/calibrate.hpp"
+#include "kspmv/model/calibration_search.hpp"
 #include "kspmv/model/model.hpp"
 
 namespace kspmv {
@@ -235,9 +238,9 @@ class Matrix {
       throw InvalidArgumentError("auto: expected_applies must be finite and >= 0 (got " +
                                  std::to_string(opt.expected_applies) + ") and auto_candidates >= 1 (got " +
                                  std::to_string(opt.auto_candidates) + ")");
+    const auto& hw = model_for_auto(opt);
     Kokkos::Timer timer;
     const int tau = static_cast<int>(sizeof(Scalar));
-    const auto& hw = default_model();
     std::optional<HostCsr<Scalar>> copy;
     const auto stats = pattern_stats(host_view(a, copy), tau, hw);
     const auto ranked = rank_for_loop(stats, tau, hw, opt.max_fill, opt.expected_applies);
@@ -266,6 +269,60 @@ class Matrix {
     return best;
   }
 
+  // The model auto ranks by: default_model(), calibrated on this device
+  // first where none was found for it and auto may measure here (a device
+  // space, auto_measure, auto_calibrate_seconds > 0). Once a process: the
+  // result replaces the default model (and is cached for the next run by
+  // cached_calibration); a failed calibration leaves the defaults, its
+  // reason in ModelHardware::source.
+  static const ModelHardware& model_for_auto(const ConvertOptions& opt) {
+    constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+    if (on_host || !opt.auto_measure || !(opt.auto_calibrate_seconds > 0) || default_model().calibrated)
+      return default_model();
+    static std::once_flag once;
+    std::call_once(once, [&] {
+      const std::string device = device_figures<ExecSpace>().name;
+      const ProgressFn progress = opt.progress ? opt.progress : terminal_progress();
+      try {
+        detail::ProfilingRegion region("kspmv::calibrate");
+        set_default_model(cached_calibration(device, [&] {
+          CalibrationOptions co;
+          co.budget_seconds = opt.auto_calibrate_seconds;
+          co.scale = 0.5;
+          Kokkos::Timer t;
+          if (progress) {
+            co.log = [&](const std::string&) {
+              progress("kspmv calibrate", std::min(0.99, t.seconds() / (opt.auto_calibrate_seconds + 30)));
+            };
+          }
+          ModelHardware hw = calibrate_model<double, ExecSpace>(co, Matrix<double, ExecSpace>::calibration_timer());
+          if (progress) progress("kspmv calibrate", 1.0);
+          return hw;
+        }));
+      } catch (const Error& e) {
+        ModelHardware defaults;
+        defaults.source = std::string("uncalibrated defaults (first-use calibration failed: ") + e.what() + ")";
+        set_default_model(defaults);
+      }
+    });
+    return default_model();
+  }
+
+ public:
+  // Converts a HostCsr to format f on this space and times its SpMV:
+  // calibrate_model()'s FormatTimer (kspmv/calibrate.hpp and auto's
+  // first-use calibration).
+  static FormatTimer<Scalar> calibration_timer() {
+    return [](const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt) {
+      const Matrix m = convert(a, f, opt);
+      vector_type x("kspmv::calibrate::x", a.ncols), y("kspmv::calibrate::y", a.nrows);
+      Kokkos::deep_copy(x, Scalar(1));
+      return detail::time_apply<ExecSpace>(
+          [&](const ExecSpace& space) { m.apply(space, Scalar(1), x, Scalar(0), y); });
+    };
+  }
+
+ private:
   // Converts the model's first opt.auto_candidates formats (skipping one
   // whose set-up alone, by the model, costs more than the best measured
   // loop), times SpMVs and a refresh of each, and returns the cheapest

@@ -46,6 +46,9 @@ namespace kspmv {
 // a calibration file ("key = value" lines) can hold or override them.
 struct ModelHardware {
   std::string name = "unknown";
+  // Where these figures came from (default_model(): the file and how it
+  // was found, or "uncalibrated defaults"); not part of a calibration file.
+  std::string source = "uncalibrated defaults";
   double bandwidth_gbs = 1000;  // copy bandwidth, bytes read + written per second / 1e9
   std::int64_t l2_bytes = 50'000'000;
   int processors = 132;         // SMs
@@ -222,7 +225,9 @@ double line_ns_of(const ModelHardware& hw, Format f);
 ModelHardware read_calibration(const std::string& path, ModelHardware base = {});
 void write_calibration(const std::string& path, const ModelHardware& hw);
 // The calibration Format::Auto and hyb_k = auto use: set_default_model(),
-// else $KSPMV_CALIBRATION if set, else the uncalibrated defaults.
+// else the file find_calibration() finds for the default execution space's
+// device ($KSPMV_CALIBRATION, the user's cache, an installed one), else the
+// uncalibrated defaults. ModelHardware::source says which.
 const ModelHardware& default_model();
 void set_default_model(const ModelHardware& hw);
 
