@@ -283,3 +283,36 @@ TEST_P(SpmvOperatorTest, TwoHandlesOnTwoInstancesAreIndependent) {
     EXPECT_EQ(h1.scratch_bytes(), h2.scratch_bytes());
   }
 }
+
+// The fused multivector kernels: which formats have one, and that one pass
+// over the matrix gives each column what its own SpMV gives (three groups
+// of kBlockColumns, LayoutRight so the columns are strided).
+TEST_P(SpmvOperatorTest, FusedColumnsMatchColumnByColumn) {
+  using M = Matrix<double>;
+  auto a = generate<double>("powerlaw:2000:7");
+  if (!holds(a)) a = generate<double>("lap2d:45");
+  const auto m = M::convert(a, format(), options());
+  bool fused_expected = false;
+  for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::Ell, Format::Dia})
+    fused_expected |= m.format() == f;
+  EXPECT_EQ(m.has_fused_block_kernel(), fused_expected) << m.name();
+  const int k = 2 * kBlockColumns + 3;
+  const auto xs = random_columns<double>(a.ncols, k, 41);
+  const auto y0 = random_columns<double>(a.nrows, k, 43);
+  const auto x = to_device<double, Kokkos::LayoutRight>(xs, a.ncols);
+  const auto y = to_device<double, Kokkos::LayoutRight>(y0, a.nrows);
+  const bool ran = m.apply_fused(M::execution_space(), 1.5, x, -0.25, y);
+  EXPECT_EQ(ran, fused_expected);
+  if (!ran) return;
+  Kokkos::fence();
+  for (int j = 0; j < k; ++j) {
+    M::vector_type xj = detail::upload<double, M::memory_space>(xs[j], "xj");
+    M::vector_type yj = detail::upload<double, M::memory_space>(y0[j], "yj");
+    m.apply(1.5, xj, -0.25, yj);
+    Kokkos::fence();
+    auto one = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), yj);
+    const auto fused = column_of(y, j);
+    for (std::int64_t i = 0; i < a.nrows; ++i)
+      ASSERT_NEAR(fused[i], one(i), 1e-12 * (1 + std::abs(one(i)))) << m.name() << " column " << j << " row " << i;
+  }
+}

@@ -18,6 +18,7 @@
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/block_util.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -165,6 +166,53 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar, ExecSpa
 template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YView>
 void spmv(Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XView& x, Scalar beta, const YView& y) {
   spmv(ExecSpace(), alpha, A, x, beta, y);
+}
+
+// Y = alpha * A * X + beta * Y for k columns (kspmv/core/block_util.hpp):
+// the same rows per team and lanes per row as the one-vector kernel, each
+// lane's entries read once for up to kBlockColumns columns, its partial
+// sums then added across the row's lanes column by column. X and Y may
+// have any strides (LayoutLeft, LayoutRight).
+template <class Scalar, class ExecSpace, CsrKernel Kind, class XView, class YView>
+void spmv_block(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar, ExecSpace, Kind>& A, const XView& X,
+                Scalar beta, const YView& Y) {
+  if (detail::block_prologue(space, A.nrows, alpha, beta, Y)) return;
+  const int nrows = A.nrows, rpt = A.rows_per_team;
+  // Host spaces run a team's vector range in one thread: one share a row.
+  const int lanes = detail::is_host_space<ExecSpace>() ? 1 : A.vector_length;
+  const auto row_ptr = A.row_ptr;
+  const auto col_idx = A.col_idx;
+  const auto values = A.values;
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  const int team = detail::is_host_space<ExecSpace>() ? 1 : rpt;
+  const int league = (nrows + rpt - 1) / rpt;
+  detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
+    Kokkos::parallel_for(
+        "kspmv::csr::block", policy(space, league, team, A.vector_length), KOKKOS_LAMBDA(const member& t) {
+          const int first = t.league_rank() * rpt;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rpt), [&](const int r) {
+            const int row = first + r;
+            if (row >= nrows) return;
+            Scalar part[kBlockColumns] = {};  // this lane's share of the row
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, row_ptr(row), row_ptr(row + 1)), [&](const int k) {
+              const Scalar v = values(k);
+              const int c = col_idx(k);
+              for (int j = 0; j < kBlockColumns; ++j)
+                if (j < cols) part[j] += v * X(c, j0 + j);
+            });
+            Scalar sum[kBlockColumns];
+            for (int j = 0; j < kBlockColumns; ++j) {
+              Scalar s = 0;
+              if (j < cols)
+                Kokkos::parallel_reduce(
+                    Kokkos::ThreadVectorRange(t, lanes), [&](const int, Scalar& acc) { acc += part[j]; }, s);
+              sum[j] = s;
+            }
+            Kokkos::single(Kokkos::PerThread(t), [&]() { detail::combine_y_block(Y, row, j0, cols, alpha, sum, beta); });
+          });
+        });
+  });
 }
 
 namespace detail {

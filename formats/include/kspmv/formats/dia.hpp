@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "kspmv/core/properties.hpp"
+#include "kspmv/core/block_util.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -164,6 +165,32 @@ void spmv(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, ExecSpac
   }
 #endif
   detail::dia_portable(space, alpha, A, x, beta, y);
+}
+
+// Y = alpha * A * X + beta * Y for k columns (kspmv/core/block_util.hpp):
+// a thread a row, each diagonal's entry read once for up to kBlockColumns
+// columns.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv_block(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, ExecSpace>& A, const XView& X,
+                Scalar beta, const YView& Y) {
+  if (detail::block_prologue(space, A.nrows, alpha, beta, Y)) return;
+  const int nrows = A.nrows, ncols = A.ncols, ndiag = A.ndiag, pitch = A.pitch;
+  const auto offsets = A.offsets;
+  const auto data = A.data;
+  detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
+    Kokkos::parallel_for(
+        "kspmv::dia::block", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const int row) {
+          Scalar sum[kBlockColumns] = {};
+          for (int d = 0; d < ndiag; ++d) {
+            const int col = row + offsets(d);
+            if (col < 0 || col >= ncols) continue;
+            const Scalar v = data(static_cast<std::int64_t>(d) * pitch + row);
+            for (int j = 0; j < kBlockColumns; ++j)
+              if (j < cols) sum[j] += v * X(col, j0 + j);
+          }
+          detail::combine_y_block(Y, row, j0, cols, alpha, sum, beta);
+        });
+  });
 }
 
 namespace detail {

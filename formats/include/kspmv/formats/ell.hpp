@@ -16,6 +16,7 @@
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
+#include "kspmv/core/block_util.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -176,6 +177,34 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpac
           const YView& y) {
   if (detail::spmv_prologue(space, "ell", A.nrows, A.ncols, alpha, x, beta, y)) return;
   detail::ell_apply(space, alpha, A, x, beta, y);
+}
+
+// Y = alpha * A * X + beta * Y for k columns (kspmv/core/block_util.hpp):
+// a thread a row as in the one-vector kernel, each slot read once for up
+// to kBlockColumns columns.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv_block(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, ExecSpace>& A, const XView& X,
+                Scalar beta, const YView& Y) {
+  if (detail::block_prologue(space, A.nrows, alpha, beta, Y)) return;
+  const int nrows = A.nrows, width = A.width;
+  const auto indices = A.indices;
+  const auto values = A.values;
+  detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
+    Kokkos::parallel_for(
+        "kspmv::ell::block", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const int row) {
+          const std::int64_t base = detail::ell_row_base(row, width);
+          Scalar sum[kBlockColumns] = {};
+          for (int n = 0; n < width; ++n) {
+            const std::int64_t slot = base + static_cast<std::int64_t>(n) * detail::kEllSliceRows;
+            const int c = indices(slot);
+            if (c < 0) break;  // padding to the end of the row
+            const Scalar v = values(slot);
+            for (int j = 0; j < kBlockColumns; ++j)
+              if (j < cols) sum[j] += v * X(c, j0 + j);
+          }
+          detail::combine_y_block(Y, row, j0, cols, alpha, sum, beta);
+        });
+  });
 }
 
 namespace detail {

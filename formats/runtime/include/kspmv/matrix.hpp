@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "kspmv/core/block_util.hpp"
 #include "kspmv/core/format.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -78,14 +79,32 @@ std::vector<ordinal_t> internal_order(const F& f) {
   return {};
 }
 
+// Whether format F has a fused kernel for several columns (spmv_block,
+// kspmv/core/block_util.hpp).
+template <class F, class = void>
+struct has_spmv_block : std::false_type {};
+template <class F>
+struct has_spmv_block<
+    F, std::void_t<decltype(spmv_block(
+           std::declval<const typename F::execution_space&>(), typename F::scalar_type(), std::declval<const F&>(),
+           std::declval<ConstBlockView<typename F::scalar_type, typename F::memory_space>>(), typename F::scalar_type(),
+           std::declval<BlockView<typename F::scalar_type, typename F::memory_space>>()))>> : std::true_type {};
+
 template <class Scalar, class ExecSpace>
 struct AnyFormat {
   using memory_space = typename ExecSpace::memory_space;
   using vector_type = Kokkos::View<Scalar*, Kokkos::LayoutLeft, memory_space>;
   using const_vector_type = Kokkos::View<const Scalar*, Kokkos::LayoutLeft, memory_space>;
+  using block_type = BlockView<Scalar, memory_space>;
+  using const_block_type = ConstBlockView<Scalar, memory_space>;
   virtual ~AnyFormat() = default;
   virtual void apply(const ExecSpace& space, Scalar alpha, const const_vector_type& x, Scalar beta,
                      const vector_type& y) const = 0;
+  // Y = alpha * A * X + beta * Y for all columns in one pass over the
+  // format where it has a fused kernel; false (nothing done) where not.
+  virtual bool apply_block(const ExecSpace& space, Scalar alpha, const const_block_type& x, Scalar beta,
+                           const block_type& y) const = 0;
+  virtual bool has_block() const = 0;
   virtual std::size_t storage_bytes() const = 0;
   virtual double conversion_seconds() const = 0;
   virtual Properties properties() const = 0;
@@ -142,6 +161,17 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
     ProfilingRegion region(apply_region);
     spmv(space, alpha, f, x, beta, y);
   }
+  bool apply_block(const ExecSpace& space, Scalar alpha, const typename base::const_block_type& x, Scalar beta,
+                   const typename base::block_type& y) const override {
+    if constexpr (has_spmv_block<F>::value) {
+      ProfilingRegion region(apply_region);
+      spmv_block(space, alpha, f, x, beta, y);
+      return true;
+    } else {
+      return false;
+    }
+  }
+  bool has_block() const override { return has_spmv_block<F>::value; }
   std::size_t storage_bytes() const override { return f.storage_bytes(); }
   double conversion_seconds() const override { return f.conversion_seconds; }
   Properties properties() const override { return format_properties(f); }
@@ -576,6 +606,19 @@ class Matrix {
   void apply(Scalar alpha, const const_vector_type& x, Scalar beta, const vector_type& y) const {
     apply(ExecSpace(), alpha, x, beta, y);
   }
+
+  // Y = alpha * A * X + beta * Y for the k columns of X and Y in one pass
+  // over the matrix, where its format has a fused kernel (the csr family,
+  // ell, dia): true. False where it has none: nothing was done, apply the
+  // columns one by one. X and Y may have any strides; sizes are the
+  // caller's to check (kspmv::spmv does both for you).
+  bool apply_fused(const ExecSpace& space, Scalar alpha, const ConstBlockView<Scalar, memory_space>& X, Scalar beta,
+                   const BlockView<Scalar, memory_space>& Y) const {
+    if (!impl_) throw InvalidArgumentError("apply on an empty kspmv::Matrix");
+    return impl_->apply_block(space, alpha, X, beta, Y);
+  }
+  // Whether apply_fused() has a kernel for this matrix's format.
+  bool has_fused_block_kernel() const { return impl_ && impl_->has_block(); }
 
   bool empty() const { return !impl_; }
   Format format() const { return format_; }

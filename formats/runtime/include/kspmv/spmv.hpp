@@ -75,6 +75,16 @@ class SpmvHandle {
     format_for(m).apply(space, alpha, x, beta, y);
   }
 
+  // Y = alpha * m * X + beta * Y in one pass where m's format has a fused
+  // kernel (Matrix::apply_fused), with this handle's scratch; false
+  // (nothing done) where it has none.
+  bool apply_fused(const ExecSpace& space, const Matrix<Scalar, ExecSpace>& m, Scalar alpha,
+                   const ConstBlockView<Scalar, memory_space>& X, Scalar beta,
+                   const BlockView<Scalar, memory_space>& Y) {
+    if (m.empty()) throw InvalidArgumentError("apply on an empty kspmv::Matrix");
+    return format_for(m).apply_block(space, alpha, X, beta, Y);
+  }
+
   // Device bytes the handle holds: its blocks and the formats' scratch.
   std::size_t scratch_bytes() const {
     std::size_t b = (x_.span() + y_.span()) * sizeof(Scalar);
@@ -198,6 +208,13 @@ void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle,
   const Matrix<Scalar, ExecSpace>& op = mode == Mode::N ? A : A.transposed(space);
   const std::int64_t k = x.extent(1);
   if (k == 0) return;
+  // Several columns and a fused kernel: the matrix is read once for up to
+  // kBlockColumns of them, X and Y in place whatever their strides.
+  if (k > 1) {
+    const bool fused = handle_scratch ? handle.apply_fused(space, op, alpha, x, beta, y)
+                                      : op.apply_fused(space, alpha, x, beta, y);
+    if (fused) return;
+  }
   // Columns whose entries are not adjacent (LayoutRight with k > 1,
   // strided views) go through the handle's LayoutLeft blocks.
   const bool x_direct = x.stride(0) == 1;

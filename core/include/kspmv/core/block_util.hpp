@@ -1,0 +1,74 @@
+// Several right-hand sides at once (Y = alpha * A * X + beta * Y, X and Y
+// with k columns): what the formats' fused kernels share. A fused kernel
+// reads each stored entry once for up to kBlockColumns columns, its sums in
+// registers, then takes the next kBlockColumns; formats without one are
+// applied a column at a time by kspmv::spmv.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cstdint>
+
+#include "kspmv/core/device_util.hpp"
+
+namespace kspmv {
+
+// Columns one pass of a fused kernel carries: 8 doubles a row in registers
+// keep enough threads resident on a GPU; more columns take more passes.
+constexpr int kBlockColumns = 8;
+
+template <class Scalar, class MemorySpace>
+using ConstBlockView = Kokkos::View<const Scalar**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class Scalar, class MemorySpace>
+using BlockView = Kokkos::View<Scalar**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+namespace detail {
+
+// Y(:, j) = beta * Y(:, j) for every column (beta 0 writes zeros, so NaNs
+// in Y do not survive, as in the one-vector kernels).
+template <class ExecSpace, class YView, class Scalar>
+void scale_block(const ExecSpace& space, Scalar beta, const YView& y) {
+  const std::int64_t rows = y.extent(0), cols = y.extent(1);
+  Kokkos::parallel_for(
+      "kspmv::scale_block", Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        y(i, j) = beta == Scalar(0) ? Scalar(0) : beta * y(i, j);
+      });
+}
+
+// The format-independent part of a fused apply: the empty matrix and
+// alpha == 0 (Y only scaled). True when nothing is left to do. Sizes are
+// checked by kspmv::spmv before it gets here.
+template <class ExecSpace, class YView, class Scalar>
+bool block_prologue(const ExecSpace& space, std::int64_t nrows, Scalar alpha, Scalar beta, const YView& y) {
+  if (nrows == 0 || y.extent(1) == 0) return true;
+  if (alpha == Scalar(0)) {
+    scale_block(space, beta, y);
+    return true;
+  }
+  return false;
+}
+
+// Y(row, j0 + j) for j < cols from the row's sums.
+template <class YView, class Scalar>
+KOKKOS_INLINE_FUNCTION void combine_y_block(const YView& y, const std::int64_t row, const int j0, const int cols,
+                                            const Scalar alpha, const Scalar (&sum)[kBlockColumns],
+                                            const Scalar beta) {
+  for (int j = 0; j < kBlockColumns; ++j) {
+    if (j >= cols) break;
+    if (beta == Scalar(0))
+      y(row, j0 + j) = alpha * sum[j];
+    else
+      y(row, j0 + j) = alpha * sum[j] + beta * y(row, j0 + j);
+  }
+}
+
+// Calls pass(j0, cols) for each group of at most kBlockColumns columns.
+template <class Pass>
+void for_column_groups(std::int64_t k, const Pass& pass) {
+  for (std::int64_t j0 = 0; j0 < k; j0 += kBlockColumns)
+    pass(static_cast<int>(j0), static_cast<int>(std::min<std::int64_t>(kBlockColumns, k - j0)));
+}
+
+}  // namespace detail
+}  // namespace kspmv
