@@ -121,6 +121,7 @@ class CusparsePeer {
                    "cusparseSpMV_preprocess");
   }
   ~CusparsePeer() {
+    spmm_release();
     cusparseDestroyDnVec(vx_);
     cusparseDestroyDnVec(vy_);
     cusparseDestroySpMat(mat_);
@@ -150,6 +151,58 @@ class CusparsePeer {
       Kokkos::deep_copy(a_v_, Kokkos::View<const Scalar*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
                                   sell.val.data(), sell.val.size()));
     }
+  }
+
+  // SpMM (CSR kinds only): Y = A X for k columns of one x, X and Y dense,
+  // column-major (ld = rows) or row-major (ld = k) as the algorithm asks.
+  // False where cuSPARSE refuses the algorithm for this matrix or layout.
+  bool spmm_setup(int k, cusparseSpMMAlg_t alg, bool row_major, const std::vector<Scalar>& hx) {
+    spmm_release();
+    if (kind_ != CusparseKind::CsrAlg1 && kind_ != CusparseKind::CsrAlg2) return false;
+    const cudaDataType vt = sizeof(Scalar) == 4 ? CUDA_R_32F : CUDA_R_64F;
+    const std::int64_t nx = static_cast<std::int64_t>(x_.extent(0)), ny = static_cast<std::int64_t>(y_.extent(0));
+    std::vector<Scalar> h(static_cast<std::size_t>(nx * k));
+    for (std::int64_t i = 0; i < nx; ++i)
+      for (int j = 0; j < k; ++j) h[row_major ? i * k + j : j * nx + i] = hx[static_cast<std::size_t>(i)];
+    mx_ = up<Scalar>(h);
+    my_ = V<Scalar>("cusparse::Y", ny * k);
+    const auto order = row_major ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
+    spmm_k_ = k;
+    spmm_row_major_ = row_major;
+    spmm_alg_ = alg;
+    if (cusparseCreateDnMat(&dx_, nx, k, row_major ? k : nx, mx_.data(), vt, order) != CUSPARSE_STATUS_SUCCESS ||
+        cusparseCreateDnMat(&dy_, ny, k, row_major ? k : ny, my_.data(), vt, order) != CUSPARSE_STATUS_SUCCESS)
+      return false;
+    Scalar one = 1, zero = 0;
+    std::size_t bytes = 0;
+    if (cusparseSpMM_bufferSize(handle_, op_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, dx_, &zero, dy_, vt, alg,
+                                &bytes) != CUSPARSE_STATUS_SUCCESS)
+      return false;
+    spmm_buffer_ = Kokkos::View<char*, Mem>("cusparse::spmm_buffer", bytes);
+    if (cusparseSpMM_preprocess(handle_, op_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, dx_, &zero, dy_, vt, alg,
+                                spmm_buffer_.data()) != CUSPARSE_STATUS_SUCCESS)
+      return false;
+    return true;
+  }
+  void spmm_apply() {
+    const cudaDataType vt = sizeof(Scalar) == 4 ? CUDA_R_32F : CUDA_R_64F;
+    Scalar one = 1, zero = 0;
+    cusparse_check(cusparseSpMM(handle_, op_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, dx_, &zero, dy_, vt,
+                                spmm_alg_, spmm_buffer_.data()),
+                   "cusparseSpMM");
+  }
+  // Column j of the last SpMM's Y.
+  std::vector<Scalar> spmm_column(int j) const {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), my_);
+    const std::int64_t ny = static_cast<std::int64_t>(y_.extent(0));
+    std::vector<Scalar> c(static_cast<std::size_t>(ny));
+    for (std::int64_t i = 0; i < ny; ++i) c[i] = h(spmm_row_major_ ? i * spmm_k_ + j : j * ny + i);
+    return c;
+  }
+  void spmm_release() {
+    if (dx_) cusparseDestroyDnMat(dx_);
+    if (dy_) cusparseDestroyDnMat(dy_);
+    dx_ = dy_ = nullptr;
   }
 
   void apply(Scalar alpha, Scalar beta) {
@@ -213,6 +266,12 @@ class CusparsePeer {
   V<Scalar> a_v_, x_, y_;
   Kokkos::View<char*, Mem> buffer_;
   std::size_t storage_ = 0;
+  cusparseDnMatDescr_t dx_ = nullptr, dy_ = nullptr;
+  V<Scalar> mx_, my_;
+  Kokkos::View<char*, Mem> spmm_buffer_;
+  int spmm_k_ = 0;
+  bool spmm_row_major_ = false;
+  cusparseSpMMAlg_t spmm_alg_ = CUSPARSE_SPMM_ALG_DEFAULT;
 };
 
 }  // namespace kspmv_perf

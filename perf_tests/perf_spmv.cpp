@@ -87,6 +87,10 @@ struct Result {
   // --mode T: seconds is A^T's apply, n_seconds A's, transpose_s the
   // build of A^T (kspmv; a peer's is part of its convert_s).
   double n_seconds = 0, transpose_s = 0;
+  // --vectors k: Y = A X for k columns in one call (kspmv::spmv with a
+  // handle; cuSPARSE's SpMM, its best algorithm, on the csr-alg1 runner).
+  double block_s = 0;
+  std::string block_how;  // fused, column by column, or cuSPARSE's algorithm
   std::int64_t rows = 0, nnz = 0;
 };
 
@@ -109,6 +113,8 @@ bool g_profile_split = false;
 // "N": y = A x; "T": y = A^T x (kspmv::spmv mode "T"; cuSPARSE's
 // transposed SpMV).
 std::string g_mode = "N";
+// --vectors: columns of X and Y for the multivector timing (1: none).
+int g_vectors = 1;
 // The performance model used for the validation table (pmf-model Table 3
 // style): calibrated in this run (--calibrate) or read (--calibration).
 kspmv::ModelHardware g_model;
@@ -325,6 +331,7 @@ void record(benchmark::State& st, Result r, const kspmv::HostCsr<Scalar>& a) {
       st.counters["t_setup_x_spmv"] = r.transpose_s / r.seconds;
       st.counters["t_over_n"] = r.seconds / r.n_seconds;
     }
+    if (r.block_s > 0) st.counters["block_per_vector_x_spmv"] = r.block_s / g_vectors / r.seconds;
     for (const auto& [k, v] : r.properties) {  // numeric properties become counters
       char* end = nullptr;
       const double d = std::strtod(v.c_str(), &end);
@@ -517,6 +524,30 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
         check_then_time<Scalar>(L, r, xt, yt, [&] { kspmv::spmv(Space(), h, "T", Scalar(1), m, xt, Scalar(0), yt); },
                                 {}, false, true);
       }
+      // --vectors k: every column x, each checked against the oracle.
+      if (g_vectors > 1 && g_mode == "N" && r.status == "ok" && perm.empty()) {
+        const auto& [hx, orc] = oracle<Scalar>(L);
+        Kokkos::View<Scalar**, Kokkos::LayoutLeft, Mem> X("X", a.ncols, g_vectors), Y("Y", a.nrows, g_vectors);
+        for (int j = 0; j < g_vectors; ++j) from_host(Kokkos::subview(X, Kokkos::ALL, j), *hx);
+        Kokkos::deep_copy(Y, std::numeric_limits<Scalar>::quiet_NaN());
+        kspmv::SpmvHandle<Scalar, Space> h;
+        typename decltype(X)::const_type Xc = X;
+        auto block = [&] { kspmv::spmv(Space(), h, "N", Scalar(1), m, Xc, Scalar(0), Y); };
+        block();
+        Space().fence();
+        bool ok = true;
+        for (int j = 0; j < g_vectors && ok; ++j) {
+          const auto c = kspmv::check_spmv(*orc, to_host<Scalar>(Kokkos::subview(Y, Kokkos::ALL, j)));
+          if (!c.ok) {
+            r.status = "WRONG";
+            r.message = "column " + std::to_string(j) + " of " + std::to_string(g_vectors) + ": " + c.message;
+            ++g_wrong;
+            ok = false;
+          }
+        }
+        if (ok) r.block_s = median_seconds(block);
+        r.block_how = m.has_fused_block_kernel() ? "fused" : "columns";
+      }
       // A refresh with the matrix's own values (the same bits stay; with
       // --mode T, A^T's too).
       if (r.status == "ok" && m.refreshable())
@@ -547,6 +578,31 @@ void bench_cusparse(benchmark::State& st, std::size_t mi, kspmv_perf::CusparseKi
       r.convert_s = timer.seconds();
       r.storage_mb = double(p.storage_bytes()) * 1e-6;
       check_then_time<Scalar>(L, r, p.x(), p.y(), [&] { p.apply(Scalar(1), Scalar(0)); }, {}, false, g_mode == "T");
+      // --vectors k: SpMM on CSR, the fastest of its algorithms that take
+      // this matrix (ALG1 and ALG3 column-major, ALG2 row-major), checked.
+      if (g_vectors > 1 && g_mode == "N" && r.status == "ok" && k == kspmv_perf::CusparseKind::CsrAlg1) {
+        const auto& [hx, orc] = oracle<Scalar>(L);
+        const std::pair<cusparseSpMMAlg_t, const char*> algs[] = {{CUSPARSE_SPMM_CSR_ALG1, "spmm-alg1-col"},
+                                                                  {CUSPARSE_SPMM_CSR_ALG2, "spmm-alg2-row"},
+                                                                  {CUSPARSE_SPMM_CSR_ALG3, "spmm-alg3-col"}};
+        for (const auto& [alg, name] : algs) {
+          if (!p.spmm_setup(g_vectors, alg, alg == CUSPARSE_SPMM_CSR_ALG2, *hx)) continue;
+          p.spmm_apply();
+          Space().fence();
+          bool ok = true;
+          for (int j = 0; j < g_vectors && ok; ++j) ok = kspmv::check_spmv(*orc, p.spmm_column(j)).ok;
+          if (!ok) {
+            r.message += std::string(name) + " wrong; ";
+            continue;
+          }
+          const double t = median_seconds([&] { p.spmm_apply(); });
+          if (r.block_s == 0 || t < r.block_s) {
+            r.block_s = t;
+            r.block_how = name;
+          }
+        }
+        p.spmm_release();
+      }
       // Its refresh as a cuSPARSE user would: new value pointers for CSR
       // and COO, a new conversion for sliced ELL (no value-only update).
       if (r.status == "ok") {
@@ -776,7 +832,7 @@ void start_csv() {
   std::ofstream out(g_csv);
   if (!out) throw kspmv::IoError("cannot write " + g_csv);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
-         "copy_gbs,model_us,refresh_us,loop_ms,mode,transpose_setup_ms,n_time_us\n";
+         "copy_gbs,model_us,refresh_us,loop_ms,mode,transpose_setup_ms,n_time_us,vectors,block_us,block_how\n";
 }
 
 void append_csv(const Result& r) {
@@ -786,7 +842,8 @@ void append_csv(const Result& r) {
       << csv_field(r.runner) << "," << (r.peer ? 1 : 0) << "," << csv_field(r.status) << "," << r.rows << ","
       << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs << "," << r.frac << "," << r.storage_mb
       << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "," << r.model_s * 1e6 << "," << r.refresh_s * 1e6 << ","
-      << r.loop_s * 1e3 << "," << g_mode << "," << r.transpose_s * 1e3 << "," << r.n_seconds * 1e6 << std::endl;
+      << r.loop_s * 1e3 << "," << g_mode << "," << r.transpose_s * 1e3 << "," << r.n_seconds * 1e6 << ","
+      << (r.block_s > 0 ? g_vectors : 1) << "," << r.block_s * 1e6 << "," << csv_field(r.block_how) << std::endl;
 }
 
 }  // namespace
@@ -837,6 +894,9 @@ int main(int argc, char** argv) {
     app.add_option("--mode", g_mode,
                    "N: y = A x; T: y = A^T x (kspmv's A^T built on the device, timed alone; cuSPARSE transposed)")
         ->check(CLI::IsMember({"N", "T"}));
+    app.add_option("--vectors", g_vectors,
+                   "also time Y = A X for this many columns (mode N): kspmv::spmv, and cuSPARSE's SpMM on csr-alg1")
+        ->check(CLI::Range(1, 1024));
     std::vector<const char*> cargv = {argv[0]};
     for (const auto& a : args) cargv.push_back(a.c_str());
     try {

@@ -609,7 +609,7 @@ class Matrix {
 
   // Y = alpha * A * X + beta * Y for the k columns of X and Y in one pass
   // over the matrix, where its format has a fused kernel (the csr family,
-  // ell, dia): true. False where it has none: nothing was done, apply the
+  // ell, dia; kk-crs through Kokkos Kernels' own): true. False where it has none: nothing was done, apply the
   // columns one by one. X and Y may have any strides; sizes are the
   // caller's to check (kspmv::spmv does both for you).
   bool apply_fused(const ExecSpace& space, Scalar alpha, const ConstBlockView<Scalar, memory_space>& X, Scalar beta,
