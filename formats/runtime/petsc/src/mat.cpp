@@ -122,6 +122,18 @@ PetscErrorCode finalize_kokkos() {
 
 PetscErrorCode ensure_kokkos() {
   PetscFunctionBegin;
+#if defined(PETSC_HAVE_KOKKOS)
+  if (!Kokkos::is_initialized()) {
+    // A PETSc with Kokkos initializes it itself on the device it uses
+    // (rank % devices, -device_select...) and finalizes it in
+    // PetscFinalize(): a Kokkos vector's creation asks it to.
+    Vec v = nullptr;
+    PetscCall(VecCreate(PETSC_COMM_SELF, &v));
+    PetscCall(VecSetSizes(v, 1, PETSC_DECIDE));
+    PetscCall(VecSetType(v, VECKOKKOS));
+    PetscCall(VecDestroy(&v));
+  }
+#endif
   if (!Kokkos::is_initialized()) {
     Kokkos::initialize();
     g_kokkos_ours = true;

@@ -31,8 +31,9 @@
 // back at every product.
 //
 // Kokkos: kspmv runs on Kokkos' default execution space. If Kokkos is not
-// initialized when the first K is created, it is initialized then and
-// finalized in PetscFinalize(); destroy every K before PetscFinalize().
+// initialized when the first K is created, it is initialized then (by
+// PETSc, on PETSc's device, where PETSc has Kokkos) and finalized in
+// PetscFinalize(); destroy every K before PetscFinalize().
 //
 // Errors follow PETSc's conventions: each function returns a
 // PetscErrorCode (use PetscCall). kspmv's own errors (a format that cannot
