@@ -109,7 +109,7 @@ std::vector<std::string> split_list(const char* s) {
 // products are asynchronous): Kokkos' global fence synchronizes the whole
 // device.
 void device_sync() {
-  if (Kokkos::is_initialized()) Kokkos::fence("petsc_ksp: timing");
+  if (Kokkos::is_initialized()) Kokkos::fence();
 }
 
 // A random numbering shared by every rank: new row i is old row new_to_old[i].

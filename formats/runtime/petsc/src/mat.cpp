@@ -327,7 +327,7 @@ void fill_diagonal(Context& c, const PetscScalar* dvals, const PetscScalar* oval
 // be in flight on a stream other than kspmv's. A device-wide fence orders
 // them (Kokkos::fence() synchronizes the whole device, whichever stream
 // PETSc used); the fences after kspmv's kernels order the other way.
-void sync_with_petsc() { Kokkos::fence("kspmv::petsc: PETSc's device work"); }
+void sync_with_petsc() { Kokkos::fence(); }
 
 // A kspmv vector over a PETSc vector's local values, with no copy where
 // the vector lives where kspmv runs:
