@@ -39,7 +39,17 @@ macro(kspmv_find_petsc)
       set(KSPMV_PETSC_STATUS "not found: ${_kspmv_petsc_missing}")
     else()
       set(KSPMV_HAVE_PETSC ON)
-      set(KSPMV_PETSC_STATUS "PETSc ${KSPMV_PETSC_VERSION} (${KSPMV_PETSC_LINK_LIBRARIES}), MPI ${MPI_CXX_VERSION} (${MPIEXEC_EXECUTABLE})")
+      # A static PETSc (libpetsc.a) brings its own dependencies to the link:
+      # the libraries its .pc lists as private (Libs.private: BLAS/LAPACK,
+      # Kokkos and Kokkos Kernels, CUDA's runtime and math libraries...).
+      kspmv_petsc_static_libs(_kspmv_petsc_libs)
+      if(_kspmv_petsc_libs)
+        set(KSPMV_PETSC_LINK_LIBRARIES ${_kspmv_petsc_libs})
+        set(_kspmv_petsc_kind "static, with its private libraries")
+      else()
+        set(_kspmv_petsc_kind "shared")
+      endif()
+      set(KSPMV_PETSC_STATUS "PETSc ${KSPMV_PETSC_VERSION}, ${_kspmv_petsc_kind} (${KSPMV_PETSC_LINK_LIBRARIES}), MPI ${MPI_CXX_VERSION} (${MPIEXEC_EXECUTABLE})")
       if(NOT TARGET kspmv_deps::petsc)
         # Our own imported target rather than pkg-config's: PETSc's .pc adds
         # Debian's hardening flags (-D_FORTIFY_SOURCE=2), which warn in
@@ -73,4 +83,54 @@ function(kspmv_mpiexec_flags var)
   endif()
   set(${var} ${flags} PARENT_SCOPE)
   set(KSPMV_MPIEXEC_ENV ${env} PARENT_SCOPE)
+endfunction()
+
+# kspmv_petsc_static_libs(VAR): when the PETSc found by pkg-config
+# (KSPMV_PETSC_*) is a static library, VAR is what linking it takes:
+# libpetsc.a, then every library of `pkg-config --static --libs PETSc`
+# after it (Libs.private), each resolved to a file in the .pc's library
+# folders (so a folder holding only static archives, such as a static
+# BLAS/LAPACK, gives the archives) or left as a plain name for the
+# compiler's own folders (m, stdc++). Empty for a shared PETSc (Debian's),
+# whose library brings its dependencies itself. PETSc says which it is in
+# petscconf.h (PETSC_USE_SHARED_LIBRARIES).
+function(kspmv_petsc_static_libs var)
+  set(${var} "" PARENT_SCOPE)
+  # (Found into temporary cache entries, dropped at once: NO_CACHE needs CMake 3.21.)
+  find_file(_kspmv_petscconf petscconf.h PATHS ${KSPMV_PETSC_INCLUDE_DIRS} NO_DEFAULT_PATH)
+  set(conf "${_kspmv_petscconf}")
+  unset(_kspmv_petscconf CACHE)
+  if(NOT conf)
+    return()
+  endif()
+  file(STRINGS "${conf}" _shared REGEX "^#define PETSC_USE_SHARED_LIBRARIES")
+  if(_shared)
+    return()
+  endif()
+  set(libs "")
+  set(dirs ${KSPMV_PETSC_STATIC_LIBRARY_DIRS} ${KSPMV_PETSC_LIBRARY_DIRS})
+  list(REMOVE_DUPLICATES dirs)
+  foreach(name IN LISTS KSPMV_PETSC_STATIC_LIBRARIES)
+    if(name STREQUAL "petsc")
+      set(_names libpetsc.a)
+    else()
+      set(_names ${name})
+    endif()
+    find_library(_kspmv_lib NAMES ${_names} PATHS ${dirs} NO_DEFAULT_PATH)
+    set(lib "${_kspmv_lib}")
+    unset(_kspmv_lib CACHE)
+    if(lib)
+      list(APPEND libs "${lib}")
+    elseif(name STREQUAL "petsc")
+      message(WARNING "kspmv: PETSc is static (no PETSC_USE_SHARED_LIBRARIES) but libpetsc.a is not in ${dirs}")
+      return()
+    else()
+      list(APPEND libs "${name}")
+    endif()
+  endforeach()
+  # Options other than -l/-L in the static flags (-pthread, -fopenmp...).
+  foreach(flag IN LISTS KSPMV_PETSC_STATIC_LDFLAGS_OTHER)
+    list(APPEND libs "${flag}")
+  endforeach()
+  set(${var} ${libs} PARENT_SCOPE)
 endfunction()

@@ -1,15 +1,19 @@
 // petsc_ksp: PETSc KSP solves with a kspmv matrix beside the plain AIJ
 // matrix.
 //
-//   mpiexec -n 4 build/examples/petsc_ksp/petsc_ksp [-n 48] [-mesh FILE.msh]
-//       [-fem_refine 2] [-fem_p1] [-diag_format auto] [-offdiag_format csr]
-//       [-scattered] [-mults 50]
+//   mpiexec -n 4 build/examples/petsc_ksp/petsc_ksp [-n 48 | -n_per_rank 192]
+//       [-mesh FILE.msh] [-fem_refine 2] [-fem_p1] [-diag_format auto]
+//       [-offdiag_format csr] [-scattered] [-mults 50]
+//       [-kspmv_input aij|aijkokkos|aijcusparse] [-compare_types aijkokkos,aijcusparse]
+//       [-solves 0]
 //
 // Two matrices, each distributed over the ranks in contiguous blocks of
 // rows (PETSc's default split), or with -scattered in a random global
 // numbering (each rank's rows then come from all over the matrix):
 //   - the 7-point 3D Laplacian on an n^3 grid, each rank assembling its
-//     own rows;
+//     own rows; or, for weak scaling, with -n_per_rank m on an
+//     m x m x (m * ranks) grid: m^3 rows and about 7 m^3 nonzeros on every
+//     rank (m = 192: 7.1M rows, 49.5M nonzeros a rank);
 //   - an FEM matrix: the P2 (or P1) Laplacian stiffness matrix on a gmsh
 //     tetrahedral mesh refined -fem_refine times, plus a small diagonal
 //     shift (without boundary conditions it is singular). For brevity
@@ -17,18 +21,31 @@
 //     inserts its own rows.
 // For each: CG + Jacobi and GMRES + Jacobi with the AIJ matrix and with
 // the kspmv matrix (kspmv::petsc::MatCreateKspmv on that AIJ matrix):
-// iterations, solve time, and the time per MatMult (timed apart from the
-// solves), the kspmv matrix's split into halo exchange, diagonal block and
-// off-diagonal block. Exits with 1 if CG's iterations differ by more than
-// one or the products differ by more than rounding.
+// iterations, solve time (-solves 0 skips them), and the time per MatMult
+// (timed apart from the solves), the kspmv matrix's split into halo
+// exchange, diagonal block and off-diagonal block.
+//
+// -kspmv_input picks the AIJ type the kspmv matrix is made from, and so
+// its vectors' type: aij (host vectors, staged to kspmv's device when it
+// has one), aijkokkos (VECKOKKOS) or aijcusparse (VECCUDA), whose device
+// arrays kspmv reads and writes in place. The default is aijkokkos where
+// kspmv runs on a device and PETSc has Kokkos, else aij. -compare_types
+// times PETSc's own MatMult of other AIJ types beside them (MatConvert of
+// the AIJ matrix, with vectors of the matching type), checking their
+// products too. Exits with 1 if CG's iterations differ by more than one or
+// the products differ by more than rounding.
 #include <petscksp.h>
 
+#include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <numeric>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kspmv/core/format.hpp"
@@ -44,8 +61,18 @@
 
 namespace {
 
+// Where kspmv runs on a device, PETSc's Kokkos matrices hand it device
+// vectors.
+#if defined(PETSC_HAVE_KOKKOS)
+constexpr const char* kDefaultInput =
+    std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value ? "aij" : "aijkokkos";
+#else
+constexpr const char* kDefaultInput = "aij";
+#endif
+
 struct Options {
   PetscInt n = 48;
+  PetscInt n_per_rank = 0;
   char mesh[PETSC_MAX_PATH_LEN] = KSPMV_EXAMPLE_MESH;
   PetscInt fem_refine = 2;
   PetscBool fem_p1 = PETSC_FALSE;
@@ -54,7 +81,36 @@ struct Options {
   PetscBool scattered = PETSC_FALSE;
   PetscInt mults = 50;
   PetscReal rtol = 1e-8;
+  char input[64] = "";
+  char compare[256] = "";
+  PetscBool solves = PETSC_TRUE;
 };
+
+// PETSc's name of an AIJ type given as aij, aijkokkos, aijcusparse (or any
+// MatType).
+MatType aij_type(const std::string& t) {
+  if (t == "aij") return MATAIJ;
+  if (t == "aijkokkos") return MATAIJKOKKOS;
+  if (t == "aijcusparse") return MATAIJCUSPARSE;
+  if (t == "aijhipsparse") return MATAIJHIPSPARSE;
+  return nullptr;
+}
+
+std::vector<std::string> split_list(const char* s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Waits for the device work PETSc or kspmv started (PETSc's device
+// products are asynchronous): Kokkos' global fence synchronizes the whole
+// device.
+void device_sync() {
+  if (Kokkos::is_initialized()) Kokkos::fence();
+}
 
 // A random numbering shared by every rank: new row i is old row new_to_old[i].
 std::vector<kspmv::ordinal_t> random_numbering(PetscInt n) {
@@ -93,11 +149,14 @@ PetscErrorCode assemble(PetscInt N, RowFn&& row, Mat* out) {
   PetscFunctionReturn(0);
 }
 
-// The 7-point Laplacian on an n^3 grid (6 on the diagonal, -1 to each
-// neighbour), rows computed where they are owned.
-PetscErrorCode laplacian3d(PetscInt n, bool scattered, Mat* A) {
+// The 7-point Laplacian on an nx x ny x nz grid (6 on the diagonal, -1 to
+// each neighbour), rows computed where they are owned.
+PetscErrorCode laplacian3d(PetscInt nx, PetscInt ny, PetscInt nz, bool scattered, Mat* A) {
   PetscFunctionBeginUser;
-  const PetscInt N = n * n * n;
+  const PetscInt64 N64 = static_cast<PetscInt64>(nx) * ny * nz;
+  PetscCheck(N64 <= std::numeric_limits<PetscInt>::max(), PETSC_COMM_WORLD, PETSC_ERR_INT_OVERFLOW,
+             "lap3d: %" PetscInt64_FMT " rows do not fit PetscInt (build PETSc with 64-bit indices)", N64);
+  const PetscInt N = static_cast<PetscInt>(N64), nxy = nx * ny;
   std::vector<kspmv::ordinal_t> new_to_old, old_to_new;
   if (scattered) {
     new_to_old = random_numbering(N);
@@ -105,20 +164,20 @@ PetscErrorCode laplacian3d(PetscInt n, bool scattered, Mat* A) {
   }
   auto row = [&](PetscInt g, std::vector<PetscInt>& cols, std::vector<PetscScalar>& vals) {
     const PetscInt p = scattered ? new_to_old[static_cast<std::size_t>(g)] : g;
-    const PetscInt i = p % n, j = p / n % n, k = p / (n * n);
+    const PetscInt i = p % nx, j = p / nx % ny, k = p / nxy;
     cols.clear();
     vals.clear();
     auto add = [&](PetscInt q, PetscScalar v) {
       cols.push_back(scattered ? old_to_new[static_cast<std::size_t>(q)] : q);
       vals.push_back(v);
     };
-    if (k > 0) add(p - n * n, -1);
-    if (j > 0) add(p - n, -1);
+    if (k > 0) add(p - nxy, -1);
+    if (j > 0) add(p - nx, -1);
     if (i > 0) add(p - 1, -1);
     add(p, 6);
-    if (i < n - 1) add(p + 1, -1);
-    if (j < n - 1) add(p + n, -1);
-    if (k < n - 1) add(p + n * n, -1);
+    if (i < nx - 1) add(p + 1, -1);
+    if (j < ny - 1) add(p + nx, -1);
+    if (k < nz - 1) add(p + nxy, -1);
   };
   PetscCall(assemble(N, row, A));
   PetscFunctionReturn(0);
@@ -197,9 +256,11 @@ PetscErrorCode solve(Mat M, KSPType type, Vec b, PetscReal rtol, Solve* s) {
 PetscErrorCode time_mult(Mat M, Vec x, Vec y, PetscInt mults, double* per) {
   PetscFunctionBeginUser;
   for (int w = 0; w < 2; ++w) PetscCall(MatMult(M, x, y));
+  device_sync();
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
   const double t0 = MPI_Wtime();
   for (PetscInt r = 0; r < mults; ++r) PetscCall(MatMult(M, x, y));
+  device_sync();
   *per = max_over_ranks((MPI_Wtime() - t0) / static_cast<double>(mults));
   PetscFunctionReturn(0);
 }
@@ -223,8 +284,60 @@ std::string rank_formats(kspmv::Format mine) {
   return s;
 }
 
+// Copies a vector's local values into another of another type (host
+// arrays: set-up and checks only).
+PetscErrorCode copy_values(Vec from, Vec to) {
+  const PetscScalar* a = nullptr;
+  PetscScalar* b = nullptr;
+  PetscInt n = 0;
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(from, &n));
+  PetscCall(VecGetArrayRead(from, &a));
+  PetscCall(VecGetArrayWrite(to, &b));
+  std::copy(a, a + n, b);
+  PetscCall(VecRestoreArrayWrite(to, &b));
+  PetscCall(VecRestoreArrayRead(from, &a));
+  PetscFunctionReturn(0);
+}
+
+// max |y - ref| / max |ref| over all ranks (y and ref of any types).
+PetscErrorCode relative_difference(Vec y, Vec ref, double* d) {
+  const PetscScalar *a = nullptr, *b = nullptr;
+  PetscInt n = 0;
+  double num = 0, den = 0;
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(ref, &n));
+  PetscCall(VecGetArrayRead(y, &a));
+  PetscCall(VecGetArrayRead(ref, &b));
+  for (PetscInt i = 0; i < n; ++i) {
+    num = std::max(num, static_cast<double>(PetscAbsScalar(a[i] - b[i])));
+    den = std::max(den, static_cast<double>(PetscAbsScalar(b[i])));
+  }
+  PetscCall(VecRestoreArrayRead(ref, &b));
+  PetscCall(VecRestoreArrayRead(y, &a));
+  num = max_over_ranks(num);
+  den = max_over_ranks(den);
+  *d = den > 0 ? num / den : num;
+  PetscFunctionReturn(0);
+}
+
+// The AIJ matrix A as type `t` (A itself, referenced, for aij).
+PetscErrorCode as_type(Mat A, const std::string& t, Mat* B) {
+  PetscFunctionBeginUser;
+  MatType mt = aij_type(t);
+  PetscCheck(mt, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+             "unknown matrix type %s (aij, aijkokkos, aijcusparse, aijhipsparse)", t.c_str());
+  if (t == "aij") {
+    PetscCall(PetscObjectReference(reinterpret_cast<PetscObject>(A)));
+    *B = A;
+  } else {
+    PetscCall(MatConvert(A, mt, MAT_INITIAL_MATRIX, B));
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode run(const Options& o, Mat A, const std::string& name, bool* ok) {
-  Mat K;
+  Mat K, Ain;
   Vec x, y, yk, b;
   PetscInt N, nnz = 0;
   MatInfo info;
@@ -239,72 +352,103 @@ PetscErrorCode run(const Options& o, Mat A, const std::string& name, bool* ok) {
   PetscCall(MatGetSize(A, &N, nullptr));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
   nnz = static_cast<PetscInt>(info.nz_used);
-  PetscCall(kspmv::petsc::MatCreateKspmv(A, diag, off, kspmv::ConvertOptions{}, &K));
+  // The kspmv matrix's input: A as -kspmv_input's type; its vectors are
+  // the ones every product and solve below uses.
+  const std::string input = o.input;
+  PetscCall(as_type(A, input, &Ain));
+  PetscCall(kspmv::petsc::MatCreateKspmv(Ain, diag, off, kspmv::ConvertOptions{}, &K));
   kspmv::Format dgot, ogot;
   kspmv::petsc::MultTimings t;
   PetscCall(kspmv::petsc::MatKspmvGetFormats(K, &dgot, &ogot));
   PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &t));
   const std::string dfmt = rank_formats(dgot), ofmt = rank_formats(ogot);
   const double conversion = max_over_ranks(t.conversion);
+  VecType vtype = nullptr;
+  PetscCall(MatGetVecType(Ain, &vtype));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s: %" PetscInt_FMT " rows, %" PetscInt_FMT " nonzeros, %s rows\n", name.c_str(),
                         N, nnz, o.scattered ? "scattered (random numbering)" : "contiguous"));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  kspmv: diagonal blocks %s, off-diagonal blocks %s; conversion %.3f s\n",
-                        dfmt.c_str(), ofmt.c_str(), conversion));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  kspmv: from %s (vectors %s), diagonal blocks %s, off-diagonal blocks %s; conversion %.3f s\n",
+                        input.c_str(), vtype, dfmt.c_str(), ofmt.c_str(), conversion));
 
   // The products agree.
-  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(MatCreateVecs(Ain, &x, &y));
   PetscCall(VecDuplicate(y, &yk));
   PetscCall(VecDuplicate(y, &b));
   PetscCall(VecSetRandom(x, nullptr));
-  PetscCall(MatMult(A, x, y));
+  PetscCall(MatMult(Ain, x, y));
   PetscCall(MatMult(K, x, yk));
-  PetscReal ny, nd;
-  PetscCall(VecNorm(y, NORM_INFINITY, &ny));
-  PetscCall(VecAXPY(yk, -1, y));
-  PetscCall(VecNorm(yk, NORM_INFINITY, &nd));
-  const bool same = nd <= 1e-12 * ny;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatMult: max |y_kspmv - y_aij| / max |y_aij| = %.2e %s\n",
-                        static_cast<double>(nd / ny), same ? "(ok)" : "(TOO LARGE)"));
+  double nd = 0;
+  PetscCall(relative_difference(yk, y, &nd));
+  const bool same = nd <= 1e-12;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatMult: max |y_kspmv - y_%s| / max |y_%s| = %.2e %s\n", input.c_str(),
+                        input.c_str(), nd, same ? "(ok)" : "(TOO LARGE)"));
   *ok = *ok && same;
 
   // Solves: b = A * ones.
-  PetscCall(VecSet(x, 1));
-  PetscCall(MatMult(A, x, b));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-6s %10s %12s\n", "solver", "matrix", "iterations", "solve [s]"));
-  for (KSPType type : {KSPCG, KSPGMRES}) {
-    Solve sa, sk;
-    PetscCall(solve(A, type, b, o.rtol, &sa));
-    PetscCall(solve(K, type, b, o.rtol, &sk));
-    const std::string solver = std::string(type) + " + jacobi";
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-6s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), "aij", sa.its,
-                          sa.seconds, sa.reason > 0 ? "" : " (did not converge)"));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-6s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), "kspmv", sk.its,
-                          sk.seconds, sk.reason > 0 ? "" : " (did not converge)"));
-    if (std::string(type) == KSPCG && (sa.reason <= 0 || sk.reason <= 0 || std::abs(sa.its - sk.its) > 1)) {
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  CG: the kspmv matrix's iterations differ from AIJ's by more than one\n"));
-      *ok = false;
+  if (o.solves) {
+    PetscCall(VecSet(x, 1));
+    PetscCall(MatMult(Ain, x, b));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-11s %10s %12s\n", "solver", "matrix", "iterations", "solve [s]"));
+    for (KSPType type : {KSPCG, KSPGMRES}) {
+      Solve sa, sk;
+      PetscCall(solve(Ain, type, b, o.rtol, &sa));
+      PetscCall(solve(K, type, b, o.rtol, &sk));
+      const std::string solver = std::string(type) + " + jacobi";
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-11s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), input.c_str(),
+                            sa.its, sa.seconds, sa.reason > 0 ? "" : " (did not converge)"));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-11s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), "kspmv", sk.its,
+                            sk.seconds, sk.reason > 0 ? "" : " (did not converge)"));
+      if (std::string(type) == KSPCG && (sa.reason <= 0 || sk.reason <= 0 || std::abs(sa.its - sk.its) > 1)) {
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  CG: the kspmv matrix's iterations differ from %s's by more than one\n",
+                              input.c_str()));
+        *ok = false;
+      }
     }
   }
 
   // Time per MatMult, apart from the solves.
   double ta, tk;
   PetscCall(VecSetRandom(x, nullptr));
-  PetscCall(time_mult(A, x, y, o.mults, &ta));
+  PetscCall(MatMult(Ain, x, yk));  // the reference product of this x
+  PetscCall(time_mult(Ain, x, y, o.mults, &ta));
   PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
   PetscCall(time_mult(K, x, y, o.mults, &tk));
   PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &t));
   const double m = static_cast<double>(std::max<PetscInt>(t.mults, 1));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  time per MatMult (%" PetscInt_FMT " products, slowest rank):\n", o.mults));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-12s %10.1f us\n", input.c_str(), 1e6 * ta));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                        "  time per MatMult (%" PetscInt_FMT " products, slowest rank): aij %.1f us, kspmv %.1f us "
-                        "(exchange %.1f, diagonal %.1f, off-diagonal %.1f us)\n",
-                        o.mults, 1e6 * ta, 1e6 * tk, 1e6 * max_over_ranks(t.exchange / m),
-                        1e6 * max_over_ranks(t.diagonal / m), 1e6 * max_over_ranks(t.offdiagonal / m)));
+                        "    %-12s %10.1f us  (exchange %.1f, diagonal %.1f, off-diagonal %.1f us)\n", "kspmv", 1e6 * tk,
+                        1e6 * max_over_ranks(t.exchange / m), 1e6 * max_over_ranks(t.diagonal / m),
+                        1e6 * max_over_ranks(t.offdiagonal / m)));
+  // PETSc's own products of other types, on the same x.
+  for (const std::string& type : split_list(o.compare)) {
+    if (type == input) continue;
+    Mat B;
+    Vec xb, yb;
+    double tb, db;
+    PetscCall(as_type(A, type, &B));
+    PetscCall(MatCreateVecs(B, &xb, &yb));
+    PetscCall(copy_values(x, xb));
+    PetscCall(MatMult(B, xb, yb));
+    PetscCall(relative_difference(yb, yk, &db));
+    PetscCall(time_mult(B, xb, yb, o.mults, &tb));
+    PetscCall(MatGetVecType(B, &vtype));
+    const bool bsame = db <= 1e-12;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-12s %10.1f us  (vectors %s; max |y - y_%s| / max |y_%s| = %.2e%s)\n",
+                          type.c_str(), 1e6 * tb, vtype, input.c_str(), input.c_str(), db, bsame ? "" : " TOO LARGE"));
+    *ok = *ok && bsame;
+    PetscCall(VecDestroy(&xb));
+    PetscCall(VecDestroy(&yb));
+    PetscCall(MatDestroy(&B));
+  }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&yk));
   PetscCall(VecDestroy(&b));
   PetscCall(MatDestroy(&K));
+  PetscCall(MatDestroy(&Ain));
   PetscFunctionReturn(0);
 }
 
@@ -318,7 +462,9 @@ int main(int argc, char** argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr,
                             "petsc_ksp: KSP solves with the AIJ matrix and with the kspmv matrix\n"));
   PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "petsc_ksp options", nullptr);
-  PetscCall(PetscOptionsInt("-n", "3D Laplacian: grid points per side", nullptr, o.n, &o.n, nullptr));
+  PetscCall(PetscOptionsInt("-n", "3D Laplacian: grid points per side (0: none)", nullptr, o.n, &o.n, nullptr));
+  PetscCall(PetscOptionsInt("-n_per_rank", "3D Laplacian for weak scaling: an m x m x (m * ranks) grid, m^3 rows a rank (replaces -n)",
+                            nullptr, o.n_per_rank, &o.n_per_rank, nullptr));
   PetscCall(PetscOptionsString("-mesh", "FEM: gmsh MSH 2.2 tetrahedral mesh (empty: no FEM matrix)", nullptr, o.mesh, o.mesh,
                                sizeof(o.mesh), nullptr));
   PetscCall(PetscOptionsInt("-fem_refine", "FEM: uniform refinements of the mesh", nullptr, o.fem_refine, &o.fem_refine,
@@ -332,14 +478,28 @@ int main(int argc, char** argv) {
                              o.scattered, &o.scattered, nullptr));
   PetscCall(PetscOptionsInt("-mults", "MatMults timed per matrix", nullptr, o.mults, &o.mults, nullptr));
   PetscCall(PetscOptionsReal("-rtol", "KSP relative tolerance", nullptr, o.rtol, &o.rtol, nullptr));
+  PetscCall(PetscStrncpy(o.input, kDefaultInput, sizeof(o.input)));
+  PetscCall(PetscOptionsString("-kspmv_input", "AIJ type the kspmv matrix is made from, and whose vectors it takes (aij, aijkokkos, aijcusparse)",
+                               nullptr, o.input, o.input, sizeof(o.input), nullptr));
+  PetscCall(PetscOptionsString("-compare_types", "PETSc AIJ types whose MatMult is timed beside (comma-separated: aij,aijkokkos,aijcusparse)",
+                               nullptr, o.compare, o.compare, sizeof(o.compare), nullptr));
+  PetscCall(PetscOptionsBool("-solves", "run the KSP solves (CG, GMRES)", nullptr, o.solves, &o.solves, nullptr));
   PetscOptionsEnd();
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_ksp: %d MPI ranks; kspmv diagonal blocks %s, off-diagonal blocks %s\n",
-                        size, o.diag_format, o.offdiag_format));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_ksp: %d MPI ranks; kspmv diagonal blocks %s, off-diagonal blocks %s, input %s\n",
+                        size, o.diag_format, o.offdiag_format, o.input));
 
   Mat A;
-  if (o.n > 0) {
-    PetscCall(laplacian3d(o.n, o.scattered, &A));
+  if (o.n_per_rank > 0) {
+    const PetscInt m = o.n_per_rank, nz = m * size;
+    PetscCall(laplacian3d(m, m, nz, o.scattered, &A));
+    PetscCall(run(o, A,
+                  "lap3d " + std::to_string(m) + "x" + std::to_string(m) + "x" + std::to_string(nz) + " (" +
+                      std::to_string(m) + "^3 rows a rank)",
+                  &ok));
+    PetscCall(MatDestroy(&A));
+  } else if (o.n > 0) {
+    PetscCall(laplacian3d(o.n, o.n, o.n, o.scattered, &A));
     PetscCall(run(o, A, "lap3d " + std::to_string(o.n) + "^3", &ok));
     PetscCall(MatDestroy(&A));
   }

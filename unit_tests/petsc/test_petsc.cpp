@@ -232,6 +232,51 @@ TEST(PetscMat, DefaultsAndMpiAijOnOneRank) {
   KSPMV_PCALL(MatDestroy(&A));
 }
 
+// PETSc's device AIJ types (built with Kokkos or CUDA): the kspmv matrix
+// made from one takes its vectors (VECKOKKOS, VECCUDA), read and written
+// in place on the device where kspmv runs there, the ghost values
+// gathered into a device vector by PETSc's scatter.
+std::vector<MatType> device_aij_types() {
+  std::vector<MatType> t;
+#if defined(PETSC_HAVE_KOKKOS)
+  t.push_back(MATAIJKOKKOS);
+#endif
+#if defined(PETSC_HAVE_CUDA)
+  t.push_back(MATAIJCUSPARSE);
+#endif
+  return t;
+}
+
+TEST(PetscMat, DeviceAijTypesAndTheirVectors) {
+  const auto types = device_aij_types();
+  if (types.empty()) GTEST_SKIP() << "PETSc has neither Kokkos nor CUDA";
+  for (MatType type : types) {
+    for (std::size_t i = 0; i < 3 && i < matrices().size(); ++i) {
+      for (Ownership o : {Ownership::Contiguous, Ownership::Scattered}) {
+        const auto& m = matrices()[i];
+        const auto a = numbered(m.a, o);
+        Mat A, K;
+        bool refused;
+        KSPMV_PCALL(make_aij(a, &A, type));
+        ASSERT_TRUE(create(A, Format::Csr, Format::Csr, &K, &refused)) << type << " " << m.name;
+        Vec x;
+        VecType kt = nullptr, at = nullptr;
+        KSPMV_PCALL(MatCreateVecs(K, &x, nullptr));
+        KSPMV_PCALL(VecGetType(x, &kt));
+        KSPMV_PCALL(MatGetVecType(A, &at));
+        PetscBool same_family = PETSC_FALSE;
+        KSPMV_PCALL(PetscStrbeginswith(kt, nranks() > 1 ? "mpi" : "seq", &same_family));
+        EXPECT_TRUE(same_family && std::string(kt).find(at) != std::string::npos)
+            << "K's vectors are " << kt << ", the AIJ matrix's " << at;
+        KSPMV_PCALL(VecDestroy(&x));
+        EXPECT_TRUE(check_products(a, K, A, 13)) << type << " " << m.name << " (" << ownership_name(o) << ")";
+        KSPMV_PCALL(MatDestroy(&K));
+        KSPMV_PCALL(MatDestroy(&A));
+      }
+    }
+  }
+}
+
 PetscInt references(PetscObject o) {
   PetscInt r = -1;
   PetscObjectGetReference(o, &r);

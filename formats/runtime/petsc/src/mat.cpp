@@ -122,6 +122,18 @@ PetscErrorCode finalize_kokkos() {
 
 PetscErrorCode ensure_kokkos() {
   PetscFunctionBegin;
+#if defined(PETSC_HAVE_KOKKOS)
+  if (!Kokkos::is_initialized()) {
+    // A PETSc with Kokkos initializes it itself on the device it uses
+    // (rank % devices, -device_select...) and finalizes it in
+    // PetscFinalize(): a Kokkos vector's creation asks it to.
+    Vec v = nullptr;
+    PetscCall(VecCreate(PETSC_COMM_SELF, &v));
+    PetscCall(VecSetSizes(v, 1, PETSC_DECIDE));
+    PetscCall(VecSetType(v, VECKOKKOS));
+    PetscCall(VecDestroy(&v));
+  }
+#endif
   if (!Kokkos::is_initialized()) {
     Kokkos::initialize();
     g_kokkos_ours = true;
@@ -164,11 +176,22 @@ struct Context {
   }
 };
 
+// MatShellSetContextDestroy's callback takes the context (PETSc < 3.23) or
+// a pointer to it (3.23 on: PetscCtxDestroyFn).
+#if PETSC_VERSION_LT(3, 23, 0)
 PetscErrorCode destroy_context(void* p) {
   PetscFunctionBegin;
   delete static_cast<Context*>(p);
   PetscFunctionReturn(0);
 }
+#else
+PetscErrorCode destroy_context(void** p) {
+  PetscFunctionBegin;
+  delete static_cast<Context*>(*p);
+  *p = nullptr;
+  PetscFunctionReturn(0);
+}
+#endif
 
 // PETSc's argument checks (PetscValidHeaderSpecific...) are private
 // headers' macros; the same with the public API.
@@ -299,9 +322,21 @@ void fill_diagonal(Context& c, const PetscScalar* dvals, const PetscScalar* oval
   }
 }
 
-// A kspmv vector over a PETSc vector's local values: the array itself where
-// kspmv runs on the host (or a Kokkos view of a PETSc Kokkos vector), else
-// a device copy staged through `stage`.
+// Before kspmv reads or writes a PETSc vector's device array: PETSc's own
+// device work (a VecSet, a scatter, a product on PETSc's stream) may still
+// be in flight on a stream other than kspmv's. A device-wide fence orders
+// them (Kokkos::fence() synchronizes the whole device, whichever stream
+// PETSc used); the fences after kspmv's kernels order the other way.
+void sync_with_petsc() { Kokkos::fence(); }
+
+// A kspmv vector over a PETSc vector's local values, with no copy where
+// the vector lives where kspmv runs:
+//   - kspmv on the host: the host array itself;
+//   - kspmv on a device: a Kokkos vector's device view (VECKOKKOS:
+//     VecGetKokkosView), or a CUDA/HIP vector's device array (VECCUDA...:
+//     VecGetArray*AndMemType), in place;
+//   - else (a host vector with kspmv on a device) a device copy staged
+//     through `stage`.
 class VecAccess {
  public:
   PetscErrorCode read(Vec v, DeviceVector& stage, ConstDeviceVector* out) {
@@ -310,16 +345,26 @@ class VecAccess {
     v_ = v;
     write_ = false;
     PetscCall(VecGetLocalSize(v, &n));
+    n_ = n;
+    if constexpr (kHostSpace) {
+      PetscCall(VecGetArrayRead(v, &ro_));
+      *out = ConstDeviceVector(ro_, static_cast<std::size_t>(n));
+      PetscFunctionReturn(0);
+    }
 #if defined(PETSC_HAVE_KOKKOS)
     PetscCall(is_kokkos(v));
     if (kokkos_) {
       PetscCall(VecGetKokkosView(v, &kro_));
+      sync_with_petsc();
       *out = ConstDeviceVector(kro_.data(), kro_.extent(0));
       PetscFunctionReturn(0);
     }
 #endif
-    PetscCall(VecGetArrayRead(v, &ro_));
-    if constexpr (kHostSpace) {
+    PetscMemType mtype = PETSC_MEMTYPE_HOST;
+    PetscCall(VecGetArrayReadAndMemType(v, &ro_, &mtype));
+    memtype_ = true;
+    if (PetscMemTypeDevice(mtype)) {
+      sync_with_petsc();
       *out = ConstDeviceVector(ro_, static_cast<std::size_t>(n));
     } else {
       size(stage, n);
@@ -335,7 +380,14 @@ class VecAccess {
     PetscFunctionBegin;
     v_ = v;
     write_ = true;
+    keep_ = keep;
     PetscCall(VecGetLocalSize(v, &n));
+    n_ = n;
+    if constexpr (kHostSpace) {
+      PetscCall(VecGetArray(v, &rw_));
+      *out = DeviceVector(rw_, static_cast<std::size_t>(n));
+      PetscFunctionReturn(0);
+    }
 #if defined(PETSC_HAVE_KOKKOS)
     PetscCall(is_kokkos(v));
     if (kokkos_) {
@@ -343,19 +395,25 @@ class VecAccess {
         PetscCall(VecGetKokkosView(v, &krw_));
       else
         PetscCall(VecGetKokkosViewWrite(v, &krw_));
-      keep_ = keep;
+      sync_with_petsc();
       *out = DeviceVector(krw_.data(), krw_.extent(0));
       PetscFunctionReturn(0);
     }
 #endif
-    PetscCall(VecGetArray(v, &rw_));
-    n_ = n;
-    if constexpr (kHostSpace) {
+    PetscMemType mtype = PETSC_MEMTYPE_HOST;
+    if (keep)
+      PetscCall(VecGetArrayAndMemType(v, &rw_, &mtype));
+    else
+      PetscCall(VecGetArrayWriteAndMemType(v, &rw_, &mtype));
+    memtype_ = true;
+    if (PetscMemTypeDevice(mtype)) {
+      sync_with_petsc();
       *out = DeviceVector(rw_, static_cast<std::size_t>(n));
     } else {
       size(stage, n);
       if (keep) Kokkos::deep_copy(stage, HostArray(rw_, static_cast<std::size_t>(n)));
       stage_ = stage;
+      staged_ = true;
       *out = stage;
     }
     PetscFunctionReturn(0);
@@ -377,8 +435,15 @@ class VecAccess {
       PetscFunctionReturn(0);
     }
 #endif
-    if (write_) {
-      if constexpr (!kHostSpace) Kokkos::deep_copy(HostArray(rw_, static_cast<std::size_t>(n_)), stage_);
+    if (write_ && staged_) Kokkos::deep_copy(HostArray(rw_, static_cast<std::size_t>(n_)), stage_);
+    if (memtype_) {
+      if (!write_)
+        PetscCall(VecRestoreArrayReadAndMemType(v_, &ro_));
+      else if (keep_)
+        PetscCall(VecRestoreArrayAndMemType(v_, &rw_));
+      else
+        PetscCall(VecRestoreArrayWriteAndMemType(v_, &rw_));
+    } else if (write_) {
       PetscCall(VecRestoreArray(v_, &rw_));
     } else {
       PetscCall(VecRestoreArrayRead(v_, &ro_));
@@ -400,12 +465,12 @@ class VecAccess {
     kokkos_ = k;
     PetscFunctionReturn(0);
   }
-  bool kokkos_ = false, keep_ = false;
+  bool kokkos_ = false;
   Kokkos::View<const PetscScalar*, Space> kro_;
   Kokkos::View<PetscScalar*, Space> krw_;
 #endif
   Vec v_ = nullptr;
-  bool write_ = false;
+  bool write_ = false, keep_ = false, memtype_ = false, staged_ = false;
   PetscInt n_ = 0;
   const PetscScalar* ro_ = nullptr;
   PetscScalar* rw_ = nullptr;
@@ -629,15 +694,41 @@ PetscErrorCode build_local(Context& c, const Blocks& b, const kspmv::ConvertOpti
   PetscFunctionReturn(0);
 }
 
-// The ghost vector and the scatter that fills it from x (collective).
+// The sequential vector type of a family (MATMPIAIJ's vectors are VECMPI,
+// MATMPIAIJKOKKOS's VECMPIKOKKOS...): the generic names (standard, kokkos,
+// cuda...) on PETSC_COMM_SELF pick it themselves.
+VecType seq_vec_type(VecType t) {
+  const std::string s = t ? t : "";
+  if (s == VECMPI || s == VECSEQ || s == VECSTANDARD) return VECSTANDARD;
+#if defined(PETSC_HAVE_KOKKOS)
+  if (s == VECMPIKOKKOS || s == VECSEQKOKKOS || s == VECKOKKOS) return VECKOKKOS;
+#endif
+#if defined(PETSC_HAVE_CUDA)
+  if (s == VECMPICUDA || s == VECSEQCUDA || s == VECCUDA) return VECCUDA;
+#endif
+#if defined(PETSC_HAVE_HIP)
+  if (s == VECMPIHIP || s == VECSEQHIP || s == VECHIP) return VECHIP;
+#endif
+  return VECSTANDARD;
+}
+
+// The ghost vector and the scatter that fills it from x (collective). The
+// ghost vector is of the AIJ matrix's vector type (a device vector for
+// MATAIJKOKKOS or MATAIJCUSPARSE), so on a device the halo arrives in
+// device memory, PETSc's scatter moving it there, and the off-diagonal
+// block reads it in place.
 PetscErrorCode build_scatter(Context& c) {
   IS from = nullptr;
   Vec xt = nullptr;
+  VecType vtype = nullptr;
   PetscFunctionBegin;
-  PetscCall(VecCreateSeq(PETSC_COMM_SELF, static_cast<PetscInt>(c.garray.size()), &c.ghost));
+  PetscCall(MatCreateVecs(c.aij, &xt, nullptr));
+  PetscCall(VecGetType(xt, &vtype));
+  PetscCall(VecCreate(PETSC_COMM_SELF, &c.ghost));
+  PetscCall(VecSetSizes(c.ghost, static_cast<PetscInt>(c.garray.size()), PETSC_DECIDE));
+  PetscCall(VecSetType(c.ghost, seq_vec_type(vtype)));
   PetscCall(ISCreateGeneral(PETSC_COMM_SELF, static_cast<PetscInt>(c.garray.size()), c.garray.data(), PETSC_COPY_VALUES,
                             &from));
-  PetscCall(MatCreateVecs(c.aij, &xt, nullptr));
   PetscCall(VecScatterCreate(xt, from, c.ghost, nullptr, &c.scatter));
   PetscCall(VecDestroy(&xt));
   PetscCall(ISDestroy(&from));

@@ -22,9 +22,18 @@
 // MatMultTranspose is not provided yet (PETSc reports it as unsupported). On a MATSEQAIJ (one rank) the whole matrix is the
 // diagonal block.
 //
+// Vectors: K's vectors are of the AIJ matrix's vector type (MatCreateVecs
+// on K gives them). Where kspmv runs on a device, device vectors are read
+// and written in place: VECKOKKOS through VecGetKokkosView (from a
+// MATAIJKOKKOS matrix), VECCUDA/VECHIP through VecGetArray*AndMemType
+// (MATAIJCUSPARSE...); the halo arrives in a ghost vector of the same type
+// (PETSc's scatter). Host vectors (MATAIJ) are copied to the device and
+// back at every product.
+//
 // Kokkos: kspmv runs on Kokkos' default execution space. If Kokkos is not
-// initialized when the first K is created, it is initialized then and
-// finalized in PetscFinalize(); destroy every K before PetscFinalize().
+// initialized when the first K is created, it is initialized then (by
+// PETSc, on PETSc's device, where PETSc has Kokkos) and finalized in
+// PetscFinalize(); destroy every K before PetscFinalize().
 //
 // Errors follow PETSc's conventions: each function returns a
 // PetscErrorCode (use PetscCall). kspmv's own errors (a format that cannot
