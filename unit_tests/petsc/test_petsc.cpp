@@ -745,7 +745,15 @@ TEST(PetscErrors, MultTransposeWithoutTranspose) {
   KSPMV_PCALL(MatCreateVecs(K, &x, &y));
   KSPMV_PCALL(VecSet(y, 1));
   EXPECT_TRUE(fails_with([&] { return MatMultTranspose(K, y, x); }, PETSC_ERR_SUP, "transpose"));
-  KSPMV_PCALL(MatMult(K, x, y));
+  // PETSc leaves an operation's input read-locked when the operation
+  // fails (MatMultTranspose pushed y's lock and returned before popping
+  // it), so MatMult gets vectors of its own.
+  Vec x2, y2;
+  KSPMV_PCALL(MatCreateVecs(K, &x2, &y2));
+  KSPMV_PCALL(VecSet(x2, 1));
+  KSPMV_PCALL(MatMult(K, x2, y2));
+  KSPMV_PCALL(VecDestroy(&x2));
+  KSPMV_PCALL(VecDestroy(&y2));
   KSPMV_PCALL(VecDestroy(&x));
   KSPMV_PCALL(VecDestroy(&y));
   KSPMV_PCALL(MatDestroy(&K));

@@ -63,6 +63,15 @@ KOKKOS_INLINE_FUNCTION void combine_y_block(const YView& y, const std::int64_t r
   }
 }
 
+// dst = src, element by element (blocks of any layouts, same extents).
+template <class ExecSpace, class Dst, class Src>
+void copy_block(const ExecSpace& space, const Dst& dst, const Src& src) {
+  const std::int64_t rows = src.extent(0), cols = src.extent(1);
+  Kokkos::parallel_for(
+      "kspmv::copy_block", Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { dst(i, j) = src(i, j); });
+}
+
 // Calls pass(j0, cols) for each group of at most kBlockColumns columns.
 template <class Pass>
 void for_column_groups(std::int64_t k, const Pass& pass) {

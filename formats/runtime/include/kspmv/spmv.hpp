@@ -176,14 +176,6 @@ Kokkos::View<T*, Kokkos::LayoutLeft, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
   return C(v.data() + j * static_cast<std::int64_t>(v.stride(1)), v.extent(0));
 }
 
-template <class ExecSpace, class Dst, class Src>
-void copy_block(const ExecSpace& space, const Dst& dst, const Src& src) {
-  const std::int64_t rows = src.extent(0), cols = src.extent(1);
-  Kokkos::parallel_for(
-      "kspmv::spmv::stage", Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {rows, cols}),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { dst(i, j) = src(i, j); });
-}
-
 // What the views' types must be, checked at compile time.
 template <class Scalar, class ExecSpace, class XView, class YView>
 constexpr void spmv_call_checks() {

@@ -104,22 +104,16 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const KkCrs<Scalar, ExecSp
   using U = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
   using Plain = Kokkos::View<Scalar**, Kokkos::LayoutLeft, M>;
   auto is_plain = [](const auto& v) { return v.stride(0) == 1 && v.stride(1) == v.extent(0); };
-  auto stage = [&](const auto& dst, const auto& src) {
-    Kokkos::parallel_for(
-        "kspmv::kk-crs::stage",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {src.extent(0), src.extent(1)}),
-        KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { dst(i, j) = src(i, j); });
-  };
   Plain xs, ys;
   if (!is_plain(X)) {
     xs = Plain(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::kk-crs::X")), X.extent(0),
                X.extent(1));
-    stage(xs, X);
+    detail::copy_block(space, xs, X);
   }
   if (!is_plain(Y)) {
     ys = Plain(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::kk-crs::Y")), Y.extent(0),
                Y.extent(1));
-    if (beta != Scalar(0)) stage(ys, Y);
+    if (beta != Scalar(0)) detail::copy_block(space, ys, Y);
   }
   Kokkos::View<const Scalar**, Kokkos::LayoutLeft, M, U> x(xs.data() ? xs.data() : X.data(), X.extent(0), X.extent(1));
   Kokkos::View<Scalar**, Kokkos::LayoutLeft, M, U> y(ys.data() ? ys.data() : Y.data(), Y.extent(0), Y.extent(1));
@@ -129,7 +123,7 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const KkCrs<Scalar, ExecSp
   space.fence();
   KokkosSparse::spmv("N", alpha, K.A, x, beta, y);
 #endif
-  if (ys.data()) stage(Y, ys);
+  if (ys.data()) detail::copy_block(space, Y, ys);
 }
 
 // A host copy of any KokkosSparse::CrsMatrix, in kspmv's canonical form
