@@ -5,7 +5,7 @@
 //       [-mesh FILE.msh] [-fem_refine 2] [-fem_p1] [-diag_format auto]
 //       [-offdiag_format csr] [-scattered] [-mults 50]
 //       [-kspmv_input aij|aijkokkos|aijcusparse] [-compare_types aijkokkos,aijcusparse]
-//       [-solves 0]
+//       [-solves 0] [-matrices SPEC,SPEC,...]
 //
 // Two matrices, each distributed over the ranks in contiguous blocks of
 // rows (PETSc's default split), or with -scattered in a random global
@@ -18,7 +18,11 @@
 //     tetrahedral mesh refined -fem_refine times, plus a small diagonal
 //     shift (without boundary conditions it is singular). For brevity
 //     every rank assembles the whole matrix (kspmv::fem_matrix) and
-//     inserts its own rows.
+//     inserts its own rows;
+//   - -matrices: kspmv generator specs (lap3d27:100, powerlaw:2000000:15,
+//     rmat:20:16, ...: the matrices of kspmv_perf's suites), each rank
+//     generating the whole matrix and inserting its own rows; products
+//     and times only (not all of them are SPD).
 // For each: CG + Jacobi and GMRES + Jacobi with the AIJ matrix and with
 // the kspmv matrix (kspmv::petsc::MatCreateKspmv on that AIJ matrix):
 // iterations, solve time (-solves 0 skips them), and the time per MatMult
@@ -53,6 +57,7 @@
 #include "kspmv/core/permutation.hpp"
 #include "kspmv/core/random.hpp"
 #include "kspmv/inputs/fem.hpp"
+#include "kspmv/inputs/generators.hpp"
 #include "kspmv/petsc/mat.hpp"
 
 #ifndef KSPMV_EXAMPLE_MESH
@@ -83,6 +88,7 @@ struct Options {
   PetscReal rtol = 1e-8;
   char input[64] = "";
   char compare[256] = "";
+  char matrices[1024] = "";
   PetscBool solves = PETSC_TRUE;
 };
 
@@ -183,6 +189,21 @@ PetscErrorCode laplacian3d(PetscInt nx, PetscInt ny, PetscInt nz, bool scattered
   PetscFunctionReturn(0);
 }
 
+// A square host matrix every rank holds whole (in a random numbering with
+// -scattered), each rank inserting its own rows.
+PetscErrorCode from_host(const Options& o, kspmv::HostCsr<double> a, Mat* A) {
+  PetscFunctionBeginUser;
+  PetscCheck(a.nrows == a.ncols, PETSC_COMM_WORLD, PETSC_ERR_ARG_SIZ, "petsc_ksp: a %d x %d matrix is not square",
+             static_cast<int>(a.nrows), static_cast<int>(a.ncols));
+  if (o.scattered) a = kspmv::permute_symmetric(a, random_numbering(a.nrows));
+  auto row = [&](PetscInt g, std::vector<PetscInt>& cols, std::vector<PetscScalar>& vals) {
+    cols.assign(a.col_idx.begin() + a.row_ptr[g], a.col_idx.begin() + a.row_ptr[g + 1]);
+    vals.assign(a.values.begin() + a.row_ptr[g], a.values.begin() + a.row_ptr[g + 1]);
+  };
+  PetscCall(assemble(a.nrows, row, A));
+  PetscFunctionReturn(0);
+}
+
 // The FEM stiffness matrix + 1e-3 x its largest diagonal entry on the
 // diagonal.
 PetscErrorCode fem(const Options& o, Mat* A, std::string* name) {
@@ -202,12 +223,7 @@ PetscErrorCode fem(const Options& o, Mat* A, std::string* name) {
   for (kspmv::ordinal_t i = 0; i < a.nrows; ++i)
     for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
       if (a.col_idx[k] == i) a.values[k] += 1e-3 * dmax;
-  if (o.scattered) a = kspmv::permute_symmetric(a, random_numbering(a.nrows));
-  auto row = [&](PetscInt g, std::vector<PetscInt>& cols, std::vector<PetscScalar>& vals) {
-    cols.assign(a.col_idx.begin() + a.row_ptr[g], a.col_idx.begin() + a.row_ptr[g + 1]);
-    vals.assign(a.values.begin() + a.row_ptr[g], a.values.begin() + a.row_ptr[g + 1]);
-  };
-  PetscCall(assemble(a.nrows, row, A));
+  PetscCall(from_host(o, a, A));
   const char* base = std::strrchr(o.mesh, '/');
   *name = std::string("fem ") + (base ? base + 1 : o.mesh) + (o.fem_p1 ? " P1" : " P2") + " refine " +
           std::to_string(o.fem_refine);
@@ -484,6 +500,8 @@ int main(int argc, char** argv) {
   PetscCall(PetscOptionsString("-compare_types", "PETSc AIJ types whose MatMult is timed beside (comma-separated: aij,aijkokkos,aijcusparse)",
                                nullptr, o.compare, o.compare, sizeof(o.compare), nullptr));
   PetscCall(PetscOptionsBool("-solves", "run the KSP solves (CG, GMRES)", nullptr, o.solves, &o.solves, nullptr));
+  PetscCall(PetscOptionsString("-matrices", "generated matrices, comma-separated kspmv specs (lap3d27:100,powerlaw:2000000:15,...)",
+                               nullptr, o.matrices, o.matrices, sizeof(o.matrices), nullptr));
   PetscOptionsEnd();
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_ksp: %d MPI ranks; kspmv diagonal blocks %s, off-diagonal blocks %s, input %s\n",
@@ -507,6 +525,21 @@ int main(int argc, char** argv) {
     std::string name;
     PetscCall(fem(o, &A, &name));
     PetscCall(run(o, A, name, &ok));
+    PetscCall(MatDestroy(&A));
+  }
+  // Generated matrices (kspmv's generator specs, as kspmv_perf's suites
+  // name them): products and times only, no solves (not all are SPD).
+  for (const std::string& spec : split_list(o.matrices)) {
+    kspmv::HostCsr<double> a;
+    try {
+      a = kspmv::generate<double>(spec);
+    } catch (const std::exception& e) {
+      SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-matrices %s: %s", spec.c_str(), e.what());
+    }
+    PetscCall(from_host(o, std::move(a), &A));
+    Options no_solves = o;
+    no_solves.solves = PETSC_FALSE;
+    PetscCall(run(no_solves, A, spec, &ok));
     PetscCall(MatDestroy(&A));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s\n", ok ? "check: ok" : "check: FAILED"));
