@@ -293,7 +293,8 @@ TEST_P(SpmvOperatorTest, FusedColumnsMatchColumnByColumn) {
   if (!holds(a)) a = generate<double>("lap2d:45");
   const auto m = M::convert(a, format(), options());
   bool fused_expected = false;
-  for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::Ell, Format::Dia, Format::KkCrs})
+  for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::Ell, Format::Ellr, Format::Pellr, Format::Dia,
+                   Format::KkCrs})
     fused_expected |= m.format() == f;
   EXPECT_EQ(m.has_fused_block_kernel(), fused_expected) << m.name();
   const int k = 2 * kBlockColumns + 3;

@@ -89,6 +89,15 @@ void spmv(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpa
       });
 }
 
+// Several columns: its ELL's fused kernel (the ELL stops at a row's
+// first padding slot, where ELLR stops at the row's length: the same
+// entries in the same order).
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv_block(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, ExecSpace>& A, const XView& X,
+                Scalar beta, const YView& Y) {
+  spmv_block(space, alpha, A.ell, X, beta, Y);
+}
+
 namespace detail {
 // The views holding its values, in the order its value map numbers
 // their slots (kspmv/core/value_map.hpp).

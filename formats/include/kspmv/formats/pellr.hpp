@@ -18,6 +18,7 @@
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_build.hpp"
+#include "kspmv/core/block_util.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -178,6 +179,39 @@ void spmv(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSp
           detail::combine_y(y, permute ? perm(row) : row, alpha, sum, beta);
         });
       });
+}
+
+// Y = alpha * A * X + beta * Y for k columns (kspmv/core/block_util.hpp):
+// a thread a row of its slice, each slot read once for up to
+// kBlockColumns columns, y written in the order the matrix was built for.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv_block(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, ExecSpace>& A, const XView& X,
+                Scalar beta, const YView& Y) {
+  if (detail::block_prologue(space, A.nrows, alpha, beta, Y)) return;
+  constexpr int S = PellrDevice<Scalar, ExecSpace>::slice;
+  const int nrows = A.nrows;
+  const auto width = A.slice_width;
+  const auto offset = A.slice_offset;
+  const auto indices = A.indices;
+  const auto values = A.values;
+  const auto perm = A.new_to_old;
+  const bool permute = A.order == OutputOrder::Caller && A.sorted;
+  detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
+    Kokkos::parallel_for(
+        "kspmv::pellr::block", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const int row) {
+          const int s = row / S;
+          const int w = width(s), base = offset(s) + row % S;
+          Scalar sum[kBlockColumns] = {};
+          for (int n = 0; n < w; ++n) {
+            const int c = indices(base + n * S);
+            if (c < 0) break;  // this row's padding: the rest is padding too
+            const Scalar v = values(base + n * S);
+            for (int j = 0; j < kBlockColumns; ++j)
+              if (j < cols) sum[j] += v * X(c, j0 + j);
+          }
+          detail::combine_y_block(Y, permute ? perm(row) : row, j0, cols, alpha, sum, beta);
+        });
+  });
 }
 
 namespace detail {

@@ -609,9 +609,10 @@ class Matrix {
 
   // Y = alpha * A * X + beta * Y for the k columns of X and Y in one pass
   // over the matrix, where its format has a fused kernel (the csr family,
-  // ell, dia; kk-crs through Kokkos Kernels' own): true. False where it has none: nothing was done, apply the
-  // columns one by one. X and Y may have any strides; sizes are the
-  // caller's to check (kspmv::spmv does both for you).
+  // ell, ellr, pellr, dia; kk-crs through Kokkos Kernels' own): true.
+  // False where it has none: nothing was done, apply the columns one by
+  // one. X and Y may have any strides; sizes are the caller's to check
+  // (kspmv::spmv does both for you).
   bool apply_fused(const ExecSpace& space, Scalar alpha, const ConstBlockView<Scalar, memory_space>& X, Scalar beta,
                    const BlockView<Scalar, memory_space>& Y) const {
     if (!impl_) throw InvalidArgumentError("apply on an empty kspmv::Matrix");
