@@ -17,6 +17,7 @@ matplotlib (Debian: python3-matplotlib); --tables needs nothing.
 """
 import argparse
 import csv
+import math
 import os
 import statistics
 
@@ -37,6 +38,7 @@ AB = [path(f"h100-ab-2026-11-24-{w}.csv") for w in ("old-1", "old-2", "new-1", "
 LARGE100 = path("h100-large-100m-2026-11-22.csv")        # commit b16be56
 FEM100 = path("h100-fem-100m-2026-11-22.csv")            # commit dd29880
 PELLR = path("h100-pellr-2026-11-22.csv")                # commit dd29880
+VECTORS = path("h100-vectors8-2026-11-24.csv")           # --vectors 8
 
 PICTURES = {"default": [PART1, PART2], "fem": [FEM]}
 
@@ -68,7 +70,7 @@ class Run:
                     if r["precision"] != "double":
                         continue
                     for k in ("time_us", "frac_copy", "convert_ms", "model_us", "refresh_us", "loop_ms",
-                              "copy_gbs"):
+                              "copy_gbs", "block_us", "vectors"):
                         r[k] = float(r[k]) if r.get(k) not in (None, "") else None
                     r["file"] = f
                     self.rows[(r["matrix"], r["runner"])] = r
@@ -278,15 +280,47 @@ def tables():
     print(md(["matrix", "suite (commit)", "best peer", "fastest format, caller's order",
               "fastest, internal order", "auto"], rows, ["---"] * 6))
 
-    print("\n<!-- pellr suite (dd29880): ELLR against PELLR -->")
+    if os.path.exists(VECTORS):
+        print("\n<!-- --vectors 8: Y = A X for 8 columns -->")
+        vectors_table(Run(VECTORS))
+
+    print("\n<!-- pellr suite (dd29880): ELLR against PELLR, one line -->")
     pr = Run(PELLR)
-    rows = []
-    for m in pr.matrices:
-        e, p = pr.t(m, "ellr"), pr.t(m, "pellr")
-        rows.append([m, us(e), us(p), us(pr.t(m, "pellr:pellr_sort=always")), us(pr.t(m, "pellr:pellr_sort=never")),
-                     f"{e / p:.2f}"])
-    print(md(["matrix", "ellr", "pellr (sorts where it pays)", "always sorted", "never sorted", "ELLR / PELLR"],
-             rows))
+    ratio = {m: pr.t(m, "ellr") / pr.t(m, "pellr") for m in pr.matrices}
+    spread = [m for m in ("normal-1M-s15", "normal-1M-s25", "uniform-1M", "memplus", "raefsky1") if m in ratio]
+    never = [m for m in pr.matrices if pr.t(m, "pellr:pellr_sort=never") < 0.95 * pr.t(m, "pellr")]
+    print(f"ELLR / PELLR: {min(ratio[m] for m in spread):.2f}-{max(ratio[m] for m in spread):.2f} where row lengths "
+          f"spread ({', '.join(spread)}); {min(ratio.values()):.2f}-{max(ratio.values()):.2f} over all "
+          f"{len(ratio)}; never sorting over 5% faster than its choice on: {', '.join(never)}")
+
+
+def vectors_table(run):
+    """--vectors k: per vector, the kspmv format with the least block time against its
+    own one SpMV, cuSPARSE's SpMM (best algorithm) and Kokkos Kernels' multivector SpMV."""
+    rows, own, vs = [], [], []
+    for m in run.matrices:
+        blocks = [(r["block_us"] / r["vectors"], k) for (mm, k), r in run.rows.items()
+                  if mm == m and r["status"] == "ok" and r["peer"] == "0" and k != "kk-crs" and (r["block_us"] or 0) > 0]
+        if not blocks:
+            continue
+        b, k = min(blocks)
+        r = run.ok(m, k)
+        c = run.ok(m, "cusparse-csr-alg1")
+        kk = run.ok(m, "kk-crs")
+        cb = c["block_us"] / c["vectors"] if c and c["block_us"] else None
+        kb = kk["block_us"] / kk["vectors"] if kk and kk["block_us"] else None
+        own.append(b / r["time_us"])
+        if cb:
+            vs.append(cb / b)
+        rows.append([m, f"{k} ({r['block_how']})", us(b), f"{b / r['time_us']:.2f}",
+                     f"{us(cb)} ({c['block_how']})" if cb else "—", f"{cb / b:.2f}" if cb else "—",
+                     us(kb) if kb else "—"])
+    k = int(next(iter(run.rows.values()))["vectors"])
+    print(md(["matrix", "fastest kspmv format", "us per vector", "/ its one SpMV", "cuSPARSE SpMM per vector",
+              "SpMM / kspmv", "Kokkos Kernels per vector"], rows, ["---", "---", "---:", "---:", "---", "---:", "---:"]))
+    g = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    print(f"\ngeomean over {len(own)} matrices, k = {k}: per vector {g(own):.2f}x one SpMV, "
+          f"{g(vs):.2f}x faster than cuSPARSE SpMM per vector")
 
 
 def suite_points(files):

@@ -45,15 +45,18 @@ class ScopedEnv {
 };
 
 // A fresh folder, removed with the scope; the cache lives in it.
+// The shipped calibrations are found through $KSPMV_CALIBRATION_PATH too
+// (the test binary may run away from its source tree: calibration_dir()).
 struct TempCache {
   fs::path dir;
-  ScopedEnv xdg, cal;
+  ScopedEnv xdg, cal, shipped;
   TempCache()
       : dir(fs::temp_directory_path() /
             ("kspmv-cal-" + std::to_string(::getpid()) + "-" +
              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()))),
         xdg("XDG_CACHE_HOME", dir.string()),
-        cal("KSPMV_CALIBRATION", std::nullopt) {
+        cal("KSPMV_CALIBRATION", std::nullopt),
+        shipped("KSPMV_CALIBRATION_PATH", kspmv_test::calibration_dir()) {
     fs::create_directories(dir);
   }
   ~TempCache() {
@@ -153,6 +156,8 @@ TEST(CalibrationSearch, AFoundFileOfAnotherDeviceIsRefused) {
 }
 
 TEST(CalibrationSearch, EveryShippedCalibrationIsNamedByItsDeviceAndLoads) {
+  ScopedEnv shipped("KSPMV_CALIBRATION_PATH", kspmv_test::calibration_dir());
+  EXPECT_EQ(installed_calibration_dirs().front(), kspmv_test::calibration_dir());
   int seen = 0;
   for (const auto& dir : installed_calibration_dirs()) {
     std::error_code ec;

@@ -292,11 +292,16 @@ TEST_P(SpmvOperatorTest, FusedColumnsMatchColumnByColumn) {
   auto a = generate<double>("powerlaw:2000:7");
   if (!holds(a)) a = generate<double>("lap2d:45");
   const auto m = M::convert(a, format(), options());
-  bool fused_expected = false;
-  for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::Ell, Format::Ellr, Format::Pellr, Format::Dia,
-                   Format::KkCrs})
-    fused_expected |= m.format() == f;
-  EXPECT_EQ(m.has_fused_block_kernel(), fused_expected) << m.name();
+  // ell, ellr and dia always fuse; coo, hyb and the partitioned formats
+  // never; the csr family and pellr where their block_pays says so.
+  bool always = false, never = false;
+  for (Format f : {Format::Ell, Format::Ellr, Format::Dia}) always |= m.format() == f;
+  for (Format f : {Format::Coo, Format::Hyb, Format::Pkt, Format::Jad, Format::EvcHyb, Format::Ehyb, Format::KkCrs,
+                   Format::CsrAdaptive, Format::CsrMerge})
+    never |= m.format() == f;
+  if (always) EXPECT_TRUE(m.has_fused_block_kernel()) << m.name();
+  if (never) EXPECT_FALSE(m.has_fused_block_kernel()) << m.name();
+  const bool fused_expected = m.has_fused_block_kernel();
   const int k = 2 * kBlockColumns + 3;
   const auto xs = random_columns<double>(a.ncols, k, 41);
   const auto y0 = random_columns<double>(a.nrows, k, 43);
@@ -316,4 +321,16 @@ TEST_P(SpmvOperatorTest, FusedColumnsMatchColumnByColumn) {
     for (std::int64_t i = 0; i < a.nrows; ++i)
       ASSERT_NEAR(fused[i], one(i), 1e-12 * (1 + std::abs(one(i)))) << m.name() << " column " << j << " row " << i;
   }
+}
+
+// pellr fuses in the caller's order (rows of nearly equal lengths), not
+// once sorted by length, where its fused kernel loses (pellr.hpp).
+TEST(SpmvOperator, PellrFusesOnlyUnsorted) {
+  using M = Matrix<double>;
+  ConvertOptions never = kspmv_test::test_options(KernelPath::Auto), always = never;
+  never.pellr_sort = RowSort::Never;
+  always.pellr_sort = RowSort::Always;
+  const auto a = generate<double>("powerlaw:3000:8");
+  EXPECT_TRUE(M::convert(a, Format::Pellr, never).has_fused_block_kernel());
+  EXPECT_FALSE(M::convert(a, Format::Pellr, always).has_fused_block_kernel());
 }

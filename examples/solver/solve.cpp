@@ -228,10 +228,24 @@ Solve bicgstab(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, 
   Kokkos::deep_copy(v, 0.0);
   Kokkos::deep_copy(p, 0.0);
   Solve s;
+  // A breakdown (the residual orthogonal to the shadow residual, or a
+  // vanishing step) restarts from the current residual instead of
+  // dividing by zero.
+  auto restart = [&] {
+    Kokkos::deep_copy(r0, r);
+    rho = alpha = omega = 1;
+    Kokkos::deep_copy(v, 0.0);
+    Kokkos::deep_copy(p, 0.0);
+  };
   for (s.iterations = 0; s.iterations < maxit; ++s.iterations) {
-    s.relative_residual = std::sqrt(dot(r, r)) / bnorm;
+    const double rr = dot(r, r);
+    s.relative_residual = std::sqrt(rr) / bnorm;
     if (s.relative_residual <= tol) break;
-    const double rho_next = dot(r0, r);
+    double rho_next = dot(r0, r);
+    if (!(std::abs(rho_next) > 1e-12 * std::sqrt(rr * dot(r0, r0)))) {
+      restart();
+      rho_next = rr;
+    }
     const double beta = (rho_next / rho) * (alpha / omega);
     rho = rho_next;
     // p = r + beta (p - omega v)
@@ -239,12 +253,24 @@ Solve bicgstab(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, 
     axpby(1.0, r, beta, p);
     precondition(dinv, p, ph);
     op.apply(ph, v);
-    alpha = rho / dot(r0, v);
+    const double r0v = dot(r0, v);
+    if (!(std::abs(r0v) > 0) || !std::isfinite(r0v)) {
+      restart();
+      continue;
+    }
+    alpha = rho / r0v;
     Kokkos::deep_copy(s_, r);
     axpby(-alpha, v, 1.0, s_);
     precondition(dinv, s_, sh);
     op.apply(sh, t);
-    omega = dot(t, s_) / dot(t, t);
+    const double tt = dot(t, t);
+    omega = tt > 0 ? dot(t, s_) / tt : 0;
+    if (omega == 0) {  // s is the new residual; the next step restarts
+      axpby(alpha, ph, 1.0, x);
+      Kokkos::deep_copy(r, s_);
+      restart();
+      continue;
+    }
     axpby(alpha, ph, 1.0, x);
     axpby(omega, sh, 1.0, x);
     Kokkos::deep_copy(r, s_);

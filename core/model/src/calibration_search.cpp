@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -55,6 +56,16 @@ std::string calibration_cache_path(const std::string& device_name) {
 
 std::vector<std::string> installed_calibration_dirs() {
   std::vector<std::string> dirs;
+  // A relocated install (or a binary carried to another machine) names
+  // its folders here.
+  if (const char* p = std::getenv("KSPMV_CALIBRATION_PATH"); p && *p) {
+    std::string list(p);
+    for (std::size_t b = 0; b <= list.size();) {
+      const std::size_t e = std::min(list.find(':', b), list.size());
+      if (e > b) dirs.push_back(list.substr(b, e - b));
+      b = e + 1;
+    }
+  }
   for (const char* d : {KSPMV_CALIBRATION_INSTALL_DIR, KSPMV_CALIBRATION_SOURCE_DIR})
     if (*d) dirs.emplace_back(d);
   return dirs;

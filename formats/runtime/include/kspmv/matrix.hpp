@@ -90,6 +90,14 @@ struct has_spmv_block<
            std::declval<ConstBlockView<typename F::scalar_type, typename F::memory_space>>(), typename F::scalar_type(),
            std::declval<BlockView<typename F::scalar_type, typename F::memory_space>>()))>> : std::true_type {};
 
+// Whether this matrix's fused kernel beats applying its columns one at a
+// time; a format whose kernel loses on some matrices says so with an
+// overload of its own (found by argument-dependent lookup).
+template <class F>
+constexpr bool block_pays(const F&) {
+  return true;
+}
+
 template <class Scalar, class ExecSpace>
 struct AnyFormat {
   using memory_space = typename ExecSpace::memory_space;
@@ -164,6 +172,7 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   bool apply_block(const ExecSpace& space, Scalar alpha, const typename base::const_block_type& x, Scalar beta,
                    const typename base::block_type& y) const override {
     if constexpr (has_spmv_block<F>::value) {
+      if (!block_pays(f)) return false;
       ProfilingRegion region(apply_region);
       spmv_block(space, alpha, f, x, beta, y);
       return true;
@@ -171,7 +180,13 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
       return false;
     }
   }
-  bool has_block() const override { return has_spmv_block<F>::value; }
+  bool has_block() const override {
+    if constexpr (has_spmv_block<F>::value) {
+      return block_pays(f);
+    } else {
+      return false;
+    }
+  }
   std::size_t storage_bytes() const override { return f.storage_bytes(); }
   double conversion_seconds() const override { return f.conversion_seconds; }
   Properties properties() const override { return format_properties(f); }
@@ -608,8 +623,8 @@ class Matrix {
   }
 
   // Y = alpha * A * X + beta * Y for the k columns of X and Y in one pass
-  // over the matrix, where its format has a fused kernel (the csr family,
-  // ell, ellr, pellr, dia; kk-crs through Kokkos Kernels' own): true.
+  // over the matrix, where its format has a fused kernel that pays (ell,
+  // ellr, dia, csr's portable kernel; pellr unsorted): true.
   // False where it has none: nothing was done, apply the columns one by
   // one. X and Y may have any strides; sizes are the caller's to check
   // (kspmv::spmv does both for you).

@@ -8,7 +8,6 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
-#include "kspmv/core/block_util.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_util.hpp"
@@ -91,39 +90,6 @@ void spmv(const ExecSpace& space, Scalar alpha, const KkCrs<Scalar, ExecSpace>& 
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(Scalar alpha, const KkCrs<Scalar, ExecSpace>& K, const XView& x, Scalar beta, const YView& y) {
   spmv(ExecSpace(), alpha, K, x, beta, y);
-}
-
-// Several columns: Kokkos Kernels' own multivector SpMV on plain
-// LayoutLeft blocks (columns adjacent, no gap), as its users call it;
-// other strides are staged through such blocks.
-template <class Scalar, class ExecSpace, class XView, class YView>
-void spmv_block(const ExecSpace& space, Scalar alpha, const KkCrs<Scalar, ExecSpace>& K, const XView& X, Scalar beta,
-                const YView& Y) {
-  if (detail::block_prologue(space, K.nrows(), alpha, beta, Y)) return;
-  using M = typename ExecSpace::memory_space;
-  using U = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  using Plain = Kokkos::View<Scalar**, Kokkos::LayoutLeft, M>;
-  auto is_plain = [](const auto& v) { return v.stride(0) == 1 && v.stride(1) == v.extent(0); };
-  Plain xs, ys;
-  if (!is_plain(X)) {
-    xs = Plain(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::kk-crs::X")), X.extent(0),
-               X.extent(1));
-    detail::copy_block(space, xs, X);
-  }
-  if (!is_plain(Y)) {
-    ys = Plain(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::kk-crs::Y")), Y.extent(0),
-               Y.extent(1));
-    if (beta != Scalar(0)) detail::copy_block(space, ys, Y);
-  }
-  Kokkos::View<const Scalar**, Kokkos::LayoutLeft, M, U> x(xs.data() ? xs.data() : X.data(), X.extent(0), X.extent(1));
-  Kokkos::View<Scalar**, Kokkos::LayoutLeft, M, U> y(ys.data() ? ys.data() : Y.data(), Y.extent(0), Y.extent(1));
-#if KOKKOS_VERSION >= 40000
-  KokkosSparse::spmv(space, "N", alpha, K.A, x, beta, y);
-#else
-  space.fence();
-  KokkosSparse::spmv("N", alpha, K.A, x, beta, y);
-#endif
-  if (ys.data()) detail::copy_block(space, Y, ys);
 }
 
 // A host copy of any KokkosSparse::CrsMatrix, in kspmv's canonical form

@@ -25,7 +25,8 @@ std::string calibration_device_key(const std::string& device_name);
 std::string calibration_cache_dir();
 // The cache entry for a device ("" when there is no cache directory).
 std::string calibration_cache_path(const std::string& device_name);
-// Folders holding the calibrations shipped with the library: the
+// Folders holding the calibrations shipped with the library: those in
+// $KSPMV_CALIBRATION_PATH (':'-separated, for a relocated install), the
 // installed share/kspmv/calibration, then the source tree's
 // perf_tests/calibration (a build used in place).
 std::vector<std::string> installed_calibration_dirs();
