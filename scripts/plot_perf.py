@@ -306,18 +306,15 @@ def vectors_table(run):
         b, k = min(blocks)
         r = run.ok(m, k)
         c = run.ok(m, "cusparse-csr-alg1")
-        kk = run.ok(m, "kk-crs")
         cb = c["block_us"] / c["vectors"] if c and c["block_us"] else None
-        kb = kk["block_us"] / kk["vectors"] if kk and kk["block_us"] else None
         own.append(b / r["time_us"])
         if cb:
             vs.append(cb / b)
         rows.append([m, f"{k} ({r['block_how']})", us(b), f"{b / r['time_us']:.2f}",
-                     f"{us(cb)} ({c['block_how']})" if cb else "—", f"{cb / b:.2f}" if cb else "—",
-                     us(kb) if kb else "—"])
+                     f"{us(cb)} ({c['block_how']})" if cb else "—", f"{cb / b:.2f}" if cb else "—"])
     k = int(next(iter(run.rows.values()))["vectors"])
     print(md(["matrix", "fastest kspmv format", "us per vector", "/ its one SpMV", "cuSPARSE SpMM per vector",
-              "SpMM / kspmv", "Kokkos Kernels per vector"], rows, ["---", "---", "---:", "---:", "---", "---:", "---:"]))
+              "SpMM / kspmv"], rows, ["---", "---", "---:", "---:", "---", "---:"]))
     g = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
     print(f"\ngeomean over {len(own)} matrices, k = {k}: per vector {g(own):.2f}x one SpMV, "
           f"{g(vs):.2f}x faster than cuSPARSE SpMM per vector")
