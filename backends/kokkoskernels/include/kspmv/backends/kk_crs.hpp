@@ -40,6 +40,18 @@ struct KkCrs {
 
 // Kokkos Kernels' own CrsMatrix over copies of the device CSR's arrays
 // (offsets narrowed to its 32-bit ones on the device).
+namespace detail {
+// dst(i) = src(i) as int. A named functor rather than a KOKKOS_LAMBDA: in
+// kspmv_perf's CUDA build the extended lambda's nvcc wrapper, in a clone
+// GCC made of to_kk_crs, called a null pointer when it was destroyed.
+template <class Dst, class Src>
+struct NarrowOffsets {
+  Dst dst;
+  Src src;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const { dst(i) = static_cast<int>(src(i)); }
+};
+}  // namespace detail
+
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 KkCrs<Scalar, ExecSpace> to_kk_crs(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& = {}) {
   Kokkos::Timer timer;
@@ -51,10 +63,8 @@ KkCrs<Scalar, ExecSpace> to_kk_crs(const DeviceCsr<Scalar, ExecSpace>& a, const 
   ExecSpace space;
   Kokkos::View<int*, M> row_map(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::kk-crs::row_map"),
                                 a.row_ptr.extent(0));
-  const auto src = a.row_ptr;
-  Kokkos::parallel_for(
-      "kspmv::kk-crs::narrow_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, row_map.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t i) { row_map(i) = static_cast<int>(src(i)); });
+  Kokkos::parallel_for("kspmv::kk-crs::narrow_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, row_map.extent(0)),
+                       detail::NarrowOffsets<decltype(row_map), decltype(a.row_ptr)>{row_map, a.row_ptr});
   Kokkos::View<int*, M> entries(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::kk-crs::entries"),
                                 a.nnz());
   Kokkos::deep_copy(space, entries, a.col_idx);
