@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
+
+#include "kspmv/core/error.hpp"
 
 namespace kspmv {
 
@@ -126,11 +129,19 @@ HostCsr<Scalar> transpose(const HostCsr<Scalar>& a) {
 }
 
 std::vector<ordinal_t> rows_by_length(const std::vector<std::int64_t>& lengths, bool descending) {
+  // A counting sort (stable, linear in rows plus the longest row): the
+  // model sorts every matrix auto sees, millions of rows.
+  std::int64_t longest = 0;
+  for (const std::int64_t l : lengths) {
+    if (l < 0) throw InvalidArgumentError("rows_by_length: a row of negative length " + std::to_string(l));
+    longest = std::max(longest, l);
+  }
+  std::vector<std::size_t> next(static_cast<std::size_t>(longest) + 2, 0);
+  auto key = [&](std::int64_t l) { return static_cast<std::size_t>(descending ? longest - l : l); };
+  for (const std::int64_t l : lengths) ++next[key(l) + 1];
+  for (std::size_t k = 1; k < next.size(); ++k) next[k] += next[k - 1];
   std::vector<ordinal_t> p(lengths.size());
-  std::iota(p.begin(), p.end(), 0);
-  std::stable_sort(p.begin(), p.end(), [&](ordinal_t a, ordinal_t b) {
-    return descending ? lengths[a] > lengths[b] : lengths[a] < lengths[b];
-  });
+  for (std::size_t i = 0; i < lengths.size(); ++i) p[next[key(lengths[i])]++] = static_cast<ordinal_t>(i);
   return p;
 }
 

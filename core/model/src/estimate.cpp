@@ -193,6 +193,7 @@ SetupDefaults setup_defaults(Format f) {
     case Format::Hyb:
     case Format::Jad: return {2000, 0.5, 2.7};
     case Format::Pellr: return {2000, 0.5, 4.0};
+    case Format::CsrMerge: return {2000, 0.5, 1.0};  // CSR's copy plus its merge-path split points
     case Format::EvcHyb: return {5000, 150, 8.6};
     case Format::Ehyb:
     case Format::Pkt: return {5000, 250, 10.5};

@@ -1,8 +1,13 @@
 // pattern_stats(): the figures of a matrix the model reads beyond its row
-// lengths, one pass each over the pattern.
+// lengths. The figures counted over every entry (diagonals, in-window
+// shares) take one pass; the per-warp figures (x sectors, the lines a
+// warp's loads touch) read every warp of the matrix, or, given a budget of
+// entries, a sample of warps that stands for the rest (pick_warps).
 #include <algorithm>
+#include <cmath>
 
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/error.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/roofline.hpp"
 #include "traffic.hpp"
@@ -12,23 +17,76 @@ namespace {
 
 using model_detail::kIndex;
 
-// 32-byte sectors that warps of 32 consecutive rows of `order` touch in
-// row_ptr (the row's two offsets), y, the column indices and the values.
+// One row as the per-warp figures read it: its index in the matrix, the
+// offsets [begin, end) of its entries there (they decide which sectors and
+// lines its indices and values fall in) and its column indices.
+struct RowRef {
+  std::int64_t id, begin, end;
+  const ordinal_t* cols;  // cols[k - begin] for k in [begin, end)
+  std::int64_t length() const { return end - begin; }
+  std::int64_t col(std::int64_t k) const { return cols[k - begin]; }
+};
+
+// A HostCsr's rows in `order` (null: the caller's order).
 template <class Scalar>
-double sorted_row_sectors(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& order, int scalar_bytes) {
+struct CsrRows {
+  const HostCsr<Scalar>* a;
+  const std::vector<ordinal_t>* order;
+  RowRef operator[](std::size_t p) const {
+    const std::int64_t r = order ? (*order)[p] : static_cast<std::int64_t>(p);
+    const std::int64_t b = a->row_ptr[static_cast<std::size_t>(r)];
+    return {r, b, a->row_ptr[static_cast<std::size_t>(r) + 1], a->col_idx.data() + b};
+  }
+};
+
+// Rows fetched from a matrix not at hand (PatternSource::fetch_rows), one
+// after another.
+struct FetchedRows {
+  std::vector<ordinal_t> ids;
+  std::vector<offset_t> begins;
+  std::vector<std::int64_t> local;  // ids.size() + 1 offsets into cols
+  std::vector<ordinal_t> cols;
+  RowRef operator[](std::size_t p) const {
+    return {ids[p], begins[p], begins[p] + (local[p + 1] - local[p]), cols.data() + local[p]};
+  }
+};
+
+// x's 32-byte sectors that warps of 32 positions from p0 (to p1) touch,
+// no reuse between warps assumed (evc-hyb §3.2's alpha, as x_reuse_alpha).
+template <class Rows>
+double x_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_bytes) {
+  const std::int64_t per_sector = std::max(1, 32 / scalar_bytes);
+  double total = 0;
+  std::vector<std::int64_t> s;
+  for (std::size_t w = p0; w < p1; w += 32) {
+    s.clear();
+    for (std::size_t p = w; p < std::min(p1, w + 32); ++p) {
+      const RowRef r = rows[p];
+      for (std::int64_t k = r.begin; k < r.end; ++k) s.push_back(r.col(k) / per_sector);
+    }
+    std::sort(s.begin(), s.end());
+    total += double(std::unique(s.begin(), s.end()) - s.begin());
+  }
+  return total;
+}
+
+// 32-byte sectors that warps of 32 positions touch in row_ptr (the row's
+// two offsets), y, the column indices and the values.
+template <class Rows>
+double sorted_row_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_bytes) {
   std::vector<std::int64_t> sec[4];
   double total = 0;
   auto span = [](std::vector<std::int64_t>& out, std::int64_t b, std::int64_t e, int bytes) {
     for (std::int64_t q = b * bytes / 32; e > b && q <= (e * bytes - 1) / 32; ++q) out.push_back(q);
   };
-  for (std::size_t w = 0; w < order.size(); w += 32) {
+  for (std::size_t w = p0; w < p1; w += 32) {
     for (auto& v : sec) v.clear();
-    for (std::size_t p = w; p < std::min(order.size(), w + 32); ++p) {
-      const std::int64_t r = order[p];
-      span(sec[0], r, r + 2, kIndex);
-      span(sec[1], r, r + 1, scalar_bytes);
-      span(sec[2], a.row_ptr[r], a.row_ptr[r + 1], kIndex);
-      span(sec[3], a.row_ptr[r], a.row_ptr[r + 1], scalar_bytes);
+    for (std::size_t p = w; p < std::min(p1, w + 32); ++p) {
+      const RowRef r = rows[p];
+      span(sec[0], r.id, r.id + 2, kIndex);
+      span(sec[1], r.id, r.id + 1, scalar_bytes);
+      span(sec[2], r.begin, r.end, kIndex);
+      span(sec[3], r.begin, r.end, scalar_bytes);
     }
     for (auto& v : sec) {
       std::sort(v.begin(), v.end());
@@ -39,19 +97,20 @@ double sorted_row_sectors(const HostCsr<Scalar>& a, const std::vector<ordinal_t>
 }
 
 // The 128-byte lines of column indices, values and x that a kernel's
-// warp-wide loads touch, summed over its loads: rows taken in `order`, a
-// row's `tpr` lanes (tpr_of(position)) loading entries o, o + tpr, ... of
-// it, a warp holding 32 / tpr consecutive rows of one tpr (tpr <= 32) or a
-// 32-lane share of one row. A load's lanes fall in as many lines as there
-// are distinct ones among them; an SM looks each up (line_ns).
-template <class Scalar, class TprOf>
-double warp_load_lines(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& order, const TprOf& tpr_of,
-                       int scalar_bytes) {
+// warp-wide loads touch, summed over its loads: rows taken in position
+// order, a row's `tpr` lanes (tpr_of(row)) loading entries o, o + tpr, ...
+// of it, a warp holding 32 / tpr consecutive rows of one tpr (tpr <= 32)
+// or a 32-lane share of one row. A load's lanes fall in as many lines as
+// there are distinct ones among them; an SM looks each up (line_ns).
+template <class Rows, class TprOf>
+double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const TprOf& tpr_of, int scalar_bytes) {
   struct Lane {
     std::int64_t begin, end;  // entries the lane loads: begin, begin + tpr, ... < end
+    const RowRef* row;
   };
   double total = 0;
   std::vector<Lane> lanes;
+  std::vector<RowRef> held;
   std::vector<std::int64_t> c, v, xl;
   auto distinct = [](std::vector<std::int64_t>& w) {
     std::sort(w.begin(), w.end());
@@ -69,28 +128,33 @@ double warp_load_lines(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& o
         if (k >= l.end) continue;
         c.push_back(k * kIndex / 128);
         v.push_back(k * scalar_bytes / 128);
-        xl.push_back(std::int64_t(a.col_idx[k]) * scalar_bytes / 128);
+        xl.push_back(l.row->col(k) * scalar_bytes / 128);
       }
       total += distinct(c) + distinct(v) + distinct(xl);
     }
   };
-  const std::size_t n = order.size();
-  for (std::size_t p = 0; p < n;) {
-    const std::int64_t t = tpr_of(p);
+  held.reserve(32);
+  for (std::size_t p = p0; p < p1;) {
+    const RowRef first = rows[p];
+    const std::int64_t t = tpr_of(first);
     lanes.clear();
+    held.clear();
     if (t <= 32) {
       std::size_t q = p;
-      for (; q < n && q < p + static_cast<std::size_t>(32 / t) && tpr_of(q) == t; ++q) {
-        const ordinal_t r = order[q];
-        for (std::int64_t o = 0; o < t; ++o) lanes.push_back({std::int64_t(a.row_ptr[r]) + o, a.row_ptr[r + 1]});
+      for (; q < p1 && q < p + static_cast<std::size_t>(32 / t); ++q) {
+        const RowRef r = q == p ? first : rows[q];
+        if (tpr_of(r) != t) break;
+        held.push_back(r);
       }
+      for (const RowRef& r : held)
+        for (std::int64_t o = 0; o < t; ++o) lanes.push_back({r.begin + o, r.end, &r});
       warp(t);
       p = q;
     } else {
-      const ordinal_t r = order[p];
+      held.push_back(first);
       for (std::int64_t w = 0; w < t; w += 32) {
         lanes.clear();
-        for (std::int64_t o = w; o < w + 32; ++o) lanes.push_back({std::int64_t(a.row_ptr[r]) + o, a.row_ptr[r + 1]});
+        for (std::int64_t o = w; o < w + 32; ++o) lanes.push_back({first.begin + o, first.end, &held[0]});
         warp(t);
       }
       ++p;
@@ -99,38 +163,127 @@ double warp_load_lines(const HostCsr<Scalar>& a, const std::vector<ordinal_t>& o
   return total;
 }
 
-}  // namespace
+// A run of positions of an order read for the per-warp figures and what
+// it stands for: its figures count `weight` times.
+struct WarpPick {
+  std::size_t first, last;
+  double weight;
+};
 
-template <class Scalar>
-PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window) {
-  PatternStats s;
-  s.lengths = row_lengths(a);
-  s.rows = row_length_stats(s.lengths, a.ncols);
-  s.alpha = x_reuse_alpha(a, {}, scalar_bytes);
-  {
+// The warps (32 positions of an order whose rows have lengths len_at(p))
+// the per-warp figures read. Every one (a single run, weight 1) where the
+// rows hold at most max_entries entries or max_entries is 0. Else a
+// systematic sample with probability proportional to a warp's entries plus
+// its rows: a warp of at least the sampling step always (weight 1), a
+// lighter one standing for 1 / its probability (the Horvitz-Thompson
+// weight). The step is set so that about max_entries entries are read,
+// but lowered to give at least kMinPicks picks while that reads no more
+// than 4x max_entries: where a few enormous warps hold most entries
+// (R-MAT's longest rows, sorted to the end) a step from the budget alone
+// would read them and one or two of the rest (figures 30-40% off on
+// rmat:15-18 at small budgets, within 1% with the floor). On a stencil
+// the sample is a stride through the rows.
+template <class LengthAt>
+std::vector<WarpPick> pick_warps(std::size_t n, const LengthAt& len_at, std::int64_t max_entries) {
+  const std::size_t warps = (n + 31) / 32;
+  std::vector<double> entries(warps, 0.0);
+  double total = 0;
+  for (std::size_t p = 0; p < n; ++p) entries[p / 32] += double(len_at(p));
+  for (double e : entries) total += e;
+  if (max_entries <= 0 || total <= double(max_entries)) return {{0, n, 1.0}};
+  // Expected entries read = sum over warps of min(1, size / step) * entries
+  // <= sum(size * entries) / step.
+  constexpr double kMinPicks = 64;
+  double size_times_entries = 0, sizes = 0;
+  for (double e : entries) {
+    size_times_entries += (e + 32.0) * e;
+    sizes += e + 32.0;
+  }
+  const double budget = double(max_entries);
+  const double step = std::max(std::min(size_times_entries / budget, sizes / kMinPicks),
+                               size_times_entries / (4.0 * budget));
+  std::vector<WarpPick> picks;
+  double next = step / 2, cum = 0;
+  for (std::size_t w = 0; w < warps; ++w) {
+    const double size = entries[w] + 32.0;
+    cum += size;
+    if (cum < next) continue;
+    while (next <= cum) next += step;
+    picks.push_back({w * 32, std::min(n, w * 32 + 32), size >= step ? 1.0 : step / size});
+  }
+  return picks;
+}
+
+// The per-warp figures over the picked warps of each order.
+template <class Rows>
+void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPick>& caller_picks, const Rows& ascending,
+                  const std::vector<WarpPick>& ascending_picks, int scalar_bytes) {
+  double sectors = 0, sectors_asc = 0, row_sectors = 0, scalar_lines = 0, adaptive_lines = 0;
+  for (const WarpPick& w : caller_picks) {
+    sectors += w.weight * x_sectors(caller, w.first, w.last, scalar_bytes);
     // csr-scalar: a lane per row, the caller's order.
-    std::vector<ordinal_t> identity(static_cast<std::size_t>(a.nrows));
-    for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<ordinal_t>(i);
-    s.scalar_lines = warp_load_lines(a, identity, [](std::size_t) { return std::int64_t(1); }, scalar_bytes);
+    scalar_lines +=
+        w.weight * warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes);
   }
   // csr-adaptive walks its rows stably sorted by ascending length, EVC-HYB
   // by ascending length too (ties by first column; the stable order stands
   // in for it): their x sectors per warp, and csr-adaptive's row_ptr,
   // column, value and y sectors (a warp's 32 rows no longer neighbours in
-  // memory where lengths vary, so each row pays whole 32-byte sectors).
-  {
-    const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
-    s.alpha_ascending = x_reuse_alpha(a, order, scalar_bytes);
-    s.sorted_row_sector_bytes = sorted_row_sectors(a, order, scalar_bytes) * 32.0;
-    // csr-adaptive's lanes: its ranges' threads per row (tpr_ranges).
-    constexpr int block = kCsrAdaptiveBlockThreads;
-    s.adaptive_lines = warp_load_lines(
-        a, order,
-        [&](std::size_t p) {
-          return std::int64_t(std::min(block, tpr_for_length(s.lengths[static_cast<std::size_t>(order[p])], block)));
-        },
-        scalar_bytes);
+  // memory where lengths vary, so each row pays whole 32-byte sectors) and
+  // its lanes (its ranges' threads per row, tpr_ranges).
+  const int block = kCsrAdaptiveBlockThreads;
+  const auto adaptive_tpr = [block](const RowRef& r) {
+    return std::int64_t(std::min(block, tpr_for_length(r.length(), block)));
+  };
+  for (const WarpPick& w : ascending_picks) {
+    sectors_asc += w.weight * x_sectors(ascending, w.first, w.last, scalar_bytes);
+    row_sectors += w.weight * sorted_row_sectors(ascending, w.first, w.last, scalar_bytes);
+    adaptive_lines += w.weight * warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes);
   }
+  const double nnz = double(s.rows.nnz);
+  s.alpha = nnz > 0 ? sectors * 32.0 / (double(scalar_bytes) * nnz) : 0.0;
+  s.alpha_ascending = nnz > 0 ? sectors_asc * 32.0 / (double(scalar_bytes) * nnz) : 0.0;
+  s.sorted_row_sector_bytes = row_sectors * 32.0;
+  s.scalar_lines = scalar_lines;
+  s.adaptive_lines = adaptive_lines;
+}
+
+// The picks re-based onto the rows fetched for them, picks of both orders
+// fetched in one call.
+FetchedRows fetch_picked(const PatternSource& src, const std::vector<ordinal_t>* order,
+                         std::vector<WarpPick>& picks) {
+  FetchedRows f;
+  for (WarpPick& w : picks) {
+    const std::size_t at = f.ids.size();
+    for (std::size_t p = w.first; p < w.last; ++p) f.ids.push_back(order ? (*order)[p] : static_cast<ordinal_t>(p));
+    w = {at, f.ids.size(), w.weight};
+  }
+  f.local.assign(f.ids.size() + 1, 0);
+  for (std::size_t q = 0; q < f.ids.size(); ++q)
+    f.local[q + 1] = f.local[q] + src.lengths[static_cast<std::size_t>(f.ids[q])];
+  src.fetch_rows(f.ids, f.begins, f.cols);
+  if (f.begins.size() != f.ids.size() || f.cols.size() != static_cast<std::size_t>(f.local.back()))
+    throw InvalidArgumentError("pattern_stats: fetch_rows returned " + std::to_string(f.begins.size()) + " rows and " +
+                               std::to_string(f.cols.size()) + " columns for " + std::to_string(f.ids.size()) +
+                               " rows of " + std::to_string(f.local.back()) + " entries");
+  return f;
+}
+
+}  // namespace
+
+template <class Scalar>
+PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window,
+                           std::int64_t max_entries) {
+  PatternStats s;
+  s.lengths = row_lengths(a);
+  s.rows = row_length_stats(s.lengths, a.ncols);
+  const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
+  const std::size_t n = static_cast<std::size_t>(a.nrows);
+  const auto caller_picks = pick_warps(n, [&](std::size_t p) { return s.lengths[p]; }, max_entries / 2);
+  const auto ascending_picks =
+      pick_warps(n, [&](std::size_t p) { return s.lengths[static_cast<std::size_t>(order[p])]; }, max_entries / 2);
+  warp_figures(s, CsrRows<Scalar>{&a, nullptr}, caller_picks, CsrRows<Scalar>{&a, &order}, ascending_picks,
+               scalar_bytes);
   std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
   std::int64_t in = 0, in_packet = 0;
   const std::int64_t packet_rows = pkt_default_rows(scalar_bytes);
@@ -153,12 +306,36 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.pkt_in_packet = a.nnz() ? double(in_packet) / double(a.nnz()) : 1.0;
   return s;
 }
+
+PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries) {
+  if (static_cast<std::int64_t>(src.lengths.size()) != src.nrows || !src.fetch_rows)
+    throw InvalidArgumentError("pattern_stats: a source of " + std::to_string(src.nrows) + " rows needs as many lengths (got " +
+                               std::to_string(src.lengths.size()) + ") and fetch_rows");
+  PatternStats s;
+  s.lengths = src.lengths;
+  s.rows = row_length_stats(s.lengths, src.ncols);
+  const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
+  const std::size_t n = static_cast<std::size_t>(src.nrows);
+  auto caller_picks = pick_warps(n, [&](std::size_t p) { return s.lengths[p]; }, max_entries / 2);
+  auto ascending_picks =
+      pick_warps(n, [&](std::size_t p) { return s.lengths[static_cast<std::size_t>(order[p])]; }, max_entries / 2);
+  const FetchedRows caller = fetch_picked(src, nullptr, caller_picks);
+  const FetchedRows ascending = fetch_picked(src, &order, ascending_picks);
+  warp_figures(s, caller, caller_picks, ascending, ascending_picks, scalar_bytes);
+  s.diagonals = src.diagonals;
+  s.ehyb_window = std::max<std::int64_t>(1, src.ehyb_window);
+  s.ehyb_in_part = s.rows.nnz ? double(src.in_window) / double(s.rows.nnz) : 1.0;
+  s.pkt_in_packet = s.rows.nnz ? double(src.in_packet) / double(s.rows.nnz) : 1.0;
+  s.pkt_longest_in_packet = src.longest_in_packet;
+  return s;
+}
+
 std::int64_t model_ehyb_window(std::int64_t nrows, const ModelHardware& hw) {
   const std::int64_t p = std::max(1, hw.processors) * std::int64_t(std::max(1, ConvertOptions{}.ehyb_min_parts_per_sm));
   return std::max<std::int64_t>(32, (nrows + p - 1) / p);
 }
 
-template PatternStats pattern_stats(const HostCsr<float>&, int, std::int64_t);
-template PatternStats pattern_stats(const HostCsr<double>&, int, std::int64_t);
+template PatternStats pattern_stats(const HostCsr<float>&, int, std::int64_t, std::int64_t);
+template PatternStats pattern_stats(const HostCsr<double>&, int, std::int64_t, std::int64_t);
 
 }  // namespace kspmv

@@ -171,7 +171,7 @@ Traffic ellr(const TrafficInput& in) {
 // PELLR keeps the caller's order where sorting would not pay
 // (pellr_should_sort, as its conversion decides): no permuted y then.
 Traffic sorted_rows(Format f, const TrafficInput& in) {
-  auto desc = sorted(in.s.lengths, true);
+  auto desc = sorted(in.s.rows, true);
   double perm_bytes = kIndex * in.n;
   if (f == Format::Pellr && !pellr_should_sort(warp_iterations(in.s.lengths), warp_iterations(desc))) {
     desc = in.s.lengths;
@@ -232,7 +232,7 @@ Traffic csr_merge(const TrafficInput& in) {
 // rows than lanes lower the split towards 32 and let lanes share the
 // sub-ELL rows.
 Traffic evc_hyb(const TrafficInput& in) {
-  const auto asc = sorted(in.s.lengths, false);
+  const auto asc = sorted(in.s.rows, false);
   const std::int64_t lanes_on_device = std::int64_t(in.hw.processors) * 2048;
   const std::int64_t split = evc_auto_split(in.s.rows.nrows, lanes_on_device);
   const std::int64_t short_rows = std::upper_bound(asc.begin(), asc.end(), split) - asc.begin();

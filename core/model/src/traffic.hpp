@@ -60,9 +60,15 @@ struct Traffic {
 // Format f's traffic (f is a storage format, not auto).
 Traffic format_traffic(Format f, const TrafficInput& in);
 
-inline std::vector<std::int64_t> sorted(std::vector<std::int64_t> v, bool descending) {
-  if (descending) std::sort(v.begin(), v.end(), std::greater<>());
-  else std::sort(v.begin(), v.end());
+// The row lengths sorted, from their histogram (linear in rows).
+inline std::vector<std::int64_t> sorted(const RowLengthStats& r, bool descending) {
+  std::vector<std::int64_t> v;
+  v.reserve(static_cast<std::size_t>(r.nrows));
+  const std::int64_t top = static_cast<std::int64_t>(r.counts.size()) - 1;
+  for (std::int64_t i = 0; i <= top; ++i) {
+    const std::int64_t len = descending ? top - i : i;
+    v.insert(v.end(), static_cast<std::size_t>(r.counts[static_cast<std::size_t>(len)]), len);
+  }
   return v;
 }
 

@@ -153,6 +153,13 @@ struct ConvertOptions {
   // or on a host space: the model's first choice.
   bool auto_measure = true;
   int auto_candidates = 3;
+  // Format::Auto and mode "T"'s pick: the pattern figures that read whole
+  // warps (x reuse, the cache lines a warp's loads touch) read a sample of
+  // warps holding about this many entries and weight it to stand for the
+  // rest (pattern_stats); row lengths and the other figures stay exact.
+  // On a device only the sample's rows and 4 bytes a row leave it. 0:
+  // read every warp (exact; costs seconds on tens of millions of entries).
+  std::int64_t auto_sample_entries = std::int64_t(1) << 18;
   // Format::Auto on a device for which no calibration is found
   // (find_calibration(): $KSPMV_CALIBRATION, the user's cache, an
   // installed one): calibrate the model there first, once, within about

@@ -36,6 +36,7 @@
 #include "kspmv/formats/all.hpp"
 #include "kspmv/model/calibrate.hpp"
 #include "kspmv/model/calibration_search.hpp"
+#include "kspmv/model/device_pattern_stats.hpp"
 #include "kspmv/model/model.hpp"
 
 namespace kspmv {
@@ -275,8 +276,8 @@ class Matrix {
   // per refresh (set-up + refresh + expected_applies SpMVs, with the
   // default calibration: set_default_model() or $KSPMV_CALIBRATION); on a
   // device the cheapest few are converted and timed on the matrix itself
-  // and the cheapest measured kept. The pattern statistics are host code:
-  // a device input's pattern is copied to the host for them.
+  // and the cheapest measured kept. The pattern statistics of a device
+  // input are taken there (stats_of), a sample of its rows copied back.
   template <class In>
   static Matrix convert_auto(const In& a, const ConvertOptions& opt, const canonical_type* merged) {
     if (!(opt.expected_applies >= 0) || !std::isfinite(opt.expected_applies) || opt.auto_candidates < 1)
@@ -286,8 +287,10 @@ class Matrix {
     const auto& hw = model_for_auto(opt);
     Kokkos::Timer timer;
     const int tau = static_cast<int>(sizeof(Scalar));
-    std::optional<HostCsr<Scalar>> copy;
-    const auto stats = pattern_stats(host_view(a, copy), tau, hw);
+    if (opt.auto_sample_entries < 0)
+      throw InvalidArgumentError("auto: auto_sample_entries must be >= 0 (got " +
+                                 std::to_string(opt.auto_sample_entries) + ")");
+    const auto stats = stats_of(a, tau, hw, opt.auto_sample_entries);
     const auto ranked = rank_for_loop(stats, tau, hw, opt.max_fill, opt.expected_applies);
     constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
     const char* why = on_host ? "model (host space: not measured)" : "model (auto_measure off)";
@@ -437,6 +440,17 @@ class Matrix {
     return best;
   }
 
+  // The model's pattern figures of a host or device CSR (max_entries:
+  // ConvertOptions::auto_sample_entries).
+  static PatternStats stats_of(const HostCsr<Scalar>& a, int tau, const ModelHardware& hw,
+                               std::int64_t max_entries) {
+    return pattern_stats(a, tau, hw, max_entries);
+  }
+  static PatternStats stats_of(const device_csr_type& a, int tau, const ModelHardware& hw,
+                               std::int64_t max_entries) {
+    return pattern_stats(ExecSpace(), a, tau, hw, max_entries);
+  }
+
   static const HostCsr<Scalar>& host_view(const HostCsr<Scalar>& a, std::optional<HostCsr<Scalar>>&) { return a; }
   static const HostCsr<Scalar>& host_view(const device_csr_type& a, std::optional<HostCsr<Scalar>>& copy) {
     copy = download_csr(a);
@@ -524,8 +538,7 @@ class Matrix {
   static Format pick_built_on_device(const device_csr_type& t, const ConvertOptions& opt) {
     const int tau = static_cast<int>(sizeof(Scalar));
     const auto& hw = default_model();
-    std::optional<HostCsr<Scalar>> copy;
-    const auto stats = pattern_stats(host_view(t, copy), tau, hw);
+    const auto stats = stats_of(t, tau, hw, opt.auto_sample_entries);
     for (const auto& e : estimate_all(stats, tau, hw, opt.max_fill))
       if (e.feasible && built_on_device(e.format)) return e.format;
     return Format::CsrAdaptive;

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -132,16 +133,42 @@ struct PatternStats {
   // range's threads per row each (tpr_ranges).
   double adaptive_lines = 0;
 };
+// max_entries > 0: the per-warp figures (alpha, alpha_ascending,
+// sorted_row_sector_bytes, scalar_lines, adaptive_lines) read a sample of
+// warps holding about that many entries, weighted to stand for the rest
+// (every warp where the matrix holds no more); 0 reads every warp. The
+// row lengths and the figures counted over entries are always exact.
 template <class Scalar>
-PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000);
+PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000,
+                           std::int64_t max_entries = 0);
 
 // The rows per EHYB part the model assumes on `hw`: ehyb_min_parts_per_sm
 // parts per processor, at least a slice.
 std::int64_t model_ehyb_window(std::int64_t nrows, const ModelHardware& hw);
 template <class Scalar>
-PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const ModelHardware& hw) {
-  return pattern_stats(a, scalar_bytes, model_ehyb_window(a.nrows, hw));
+PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const ModelHardware& hw,
+                           std::int64_t max_entries = 0) {
+  return pattern_stats(a, scalar_bytes, model_ehyb_window(a.nrows, hw), max_entries);
 }
+
+// A matrix pattern_stats reads without holding it: one on a device
+// (device_pattern_stats.hpp fills this in with kernels there). Its row
+// lengths, the figures counted over every entry, and a way to fetch the
+// few rows the per-warp figures sample.
+struct PatternSource {
+  std::int64_t nrows = 0, ncols = 0;
+  std::vector<std::int64_t> lengths;  // nrows, the caller's order
+  std::int64_t diagonals = 0;         // distinct j - i
+  std::int64_t ehyb_window = 1;       // rows per EHYB part assumed (model_ehyb_window)
+  std::int64_t in_window = 0;         // entries with i / ehyb_window == j / ehyb_window
+  std::int64_t in_packet = 0;         // the same for pkt_default_rows
+  std::int64_t longest_in_packet = 0; // most in-packet entries of one row
+  // For the rows `ids` (in that order): each one's offset in the matrix's
+  // entries (begins) and its column indices, one row after another (cols).
+  std::function<void(const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins, std::vector<ordinal_t>& cols)>
+      fetch_rows;
+};
+PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries);
 
 struct FormatEstimate {
   Format format;

@@ -1,0 +1,166 @@
+// The model's pattern figures taken from a device CSR (kernels on its
+// execution space, a sample of rows fetched) and from a sample of warps:
+// exact where the budget covers the matrix, the same on host and device
+// for the same sample, and a sample that stands for the whole.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kspmv/model/device_pattern_stats.hpp"
+#include "test_support.hpp"
+
+using namespace kspmv;
+using kspmv_test::test_options;
+
+namespace {
+using Exec = Kokkos::DefaultExecutionSpace;
+
+void expect_same(const PatternStats& a, const PatternStats& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.lengths, b.lengths);
+  EXPECT_EQ(a.rows.nnz, b.rows.nnz);
+  EXPECT_EQ(a.rows.counts, b.rows.counts);
+  EXPECT_DOUBLE_EQ(a.alpha, b.alpha);
+  EXPECT_DOUBLE_EQ(a.alpha_ascending, b.alpha_ascending);
+  EXPECT_DOUBLE_EQ(a.sorted_row_sector_bytes, b.sorted_row_sector_bytes);
+  EXPECT_EQ(a.diagonals, b.diagonals);
+  EXPECT_EQ(a.ehyb_window, b.ehyb_window);
+  EXPECT_DOUBLE_EQ(a.ehyb_in_part, b.ehyb_in_part);
+  EXPECT_DOUBLE_EQ(a.pkt_in_packet, b.pkt_in_packet);
+  EXPECT_EQ(a.pkt_longest_in_packet, b.pkt_longest_in_packet);
+  EXPECT_DOUBLE_EQ(a.scalar_lines, b.scalar_lines);
+  EXPECT_DOUBLE_EQ(a.adaptive_lines, b.adaptive_lines);
+}
+
+HostCsr<double> with_empty_rows() {
+  HostCoo<double> c(70, 30);
+  for (int i = 0; i < 70; i += 3)
+    for (int j = 0; j < (i % 7) * 4 && j < 30; ++j) c.add(i, (j * 7 + i) % 30, 1.0);
+  return to_csr(c);
+}
+
+// A source over a HostCsr that counts what it is asked to fetch.
+PatternSource counting_source(const HostCsr<double>& a, const PatternStats& exact, std::int64_t& fetched) {
+  PatternSource src;
+  src.nrows = a.nrows;
+  src.ncols = a.ncols;
+  src.lengths = row_lengths(a);
+  src.diagonals = exact.diagonals;
+  src.fetch_rows = [&a, &fetched](const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins,
+                                  std::vector<ordinal_t>& cols) {
+    for (const ordinal_t r : ids) {
+      begins.push_back(a.row_ptr[r]);
+      cols.insert(cols.end(), a.col_idx.begin() + a.row_ptr[r], a.col_idx.begin() + a.row_ptr[r + 1]);
+      fetched += a.row_ptr[r + 1] - a.row_ptr[r];
+    }
+  };
+  return src;
+}
+}  // namespace
+
+TEST(DevicePatternStats, EqualHostFiguresWhenEveryWarpIsRead) {
+  const auto& hw = default_model();
+  std::vector<std::pair<std::string, HostCsr<double>>> cases = {
+      {"lap3d:12", generate<double>("lap3d:12")},
+      {"powerlaw:5000:8", generate<double>("powerlaw:5000:8")},
+      {"rmat:11", generate<double>("rmat:11")},
+      {"banded:3000:9", generate<double>("banded:3000:9")},
+      {"empty rows, 70 x 30", with_empty_rows()},
+      {"1 x 1", generate<double>("lap1d:1")},
+      {"0 x 0", HostCsr<double>(0, 0)},
+  };
+  for (const auto& [name, a] : cases) {
+    const auto d = upload_csr<double, Exec>(a);
+    for (const int tau : {4, 8}) {
+      const PatternStats host = pattern_stats(a, tau, hw);
+      expect_same(host, pattern_stats(Exec(), d, tau, hw, 0), name + " device, every warp");
+      // A budget the matrix fits in reads every warp too.
+      expect_same(host, pattern_stats(Exec(), d, tau, hw, 2 * a.nnz() + 64), name + " device, budget above nnz");
+      expect_same(host, pattern_stats(a, tau, hw, 2 * a.nnz() + 64), name + " host, budget above nnz");
+    }
+  }
+}
+
+TEST(DevicePatternStats, DeviceSampleIsTheHostSample) {
+  const auto& hw = default_model();
+  for (const char* spec : {"powerlaw:20000:10", "lap3d:24"}) {
+    const auto a = generate<double>(spec);
+    const auto d = upload_csr<double, Exec>(a);
+    expect_same(pattern_stats(a, 8, hw, 20000), pattern_stats(Exec(), d, 8, hw, 20000), spec);
+  }
+}
+
+TEST(PatternSample, StandsForTheWholeMatrix) {
+  const auto& hw = default_model();
+  for (const char* spec :
+       {"lap3d:40", "lap2d:300", "powerlaw:60000:8", "rmat:15", "normal:50000:12:4", "uniform:40000:0:40", "banded:40000:12"}) {
+    SCOPED_TRACE(spec);
+    const auto a = generate<double>(spec);
+    const PatternStats exact = pattern_stats(a, 8, hw);
+    const std::int64_t budget = 96000;
+    ASSERT_GT(a.nnz(), 4 * budget);
+    std::int64_t fetched = 0;
+    PatternSource src = counting_source(a, exact, fetched);
+    const PatternStats sample = pattern_stats(src, 8, budget);
+    // About the budget is read (up to 4x where a few warps hold most
+    // entries, and a systematic sample can take a few warps more), not the
+    // matrix.
+    EXPECT_LE(fetched, 4 * budget + budget / 4);
+    EXPECT_GT(fetched, budget / 4);
+    auto near = [](double got, double want, const char* what) {
+      EXPECT_NEAR(got, want, 0.06 * std::abs(want)) << what;
+    };
+    near(sample.alpha, exact.alpha, "alpha");
+    near(sample.alpha_ascending, exact.alpha_ascending, "alpha_ascending");
+    near(sample.sorted_row_sector_bytes, exact.sorted_row_sector_bytes, "sorted_row_sector_bytes");
+    near(sample.scalar_lines, exact.scalar_lines, "scalar_lines");
+    near(sample.adaptive_lines, exact.adaptive_lines, "adaptive_lines");
+    EXPECT_EQ(sample.lengths, exact.lengths);
+  }
+}
+
+TEST(PatternSample, ABadSourceIsATypedError) {
+  const auto a = generate<double>("lap2d:40");
+  const PatternStats exact = pattern_stats(a, 8, default_model());
+  std::int64_t fetched = 0;
+  PatternSource short_lengths = counting_source(a, exact, fetched);
+  short_lengths.lengths.pop_back();
+  EXPECT_THROW(pattern_stats(short_lengths, 8, 0), InvalidArgumentError);
+  PatternSource no_fetch = counting_source(a, exact, fetched);
+  no_fetch.fetch_rows = nullptr;
+  EXPECT_THROW(pattern_stats(no_fetch, 8, 0), InvalidArgumentError);
+  PatternSource drops_a_row = counting_source(a, exact, fetched);
+  drops_a_row.fetch_rows = [&a](const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins,
+                                std::vector<ordinal_t>& cols) {
+    for (std::size_t q = 0; q + 1 < ids.size(); ++q) {
+      begins.push_back(a.row_ptr[ids[q]]);
+      cols.insert(cols.end(), a.col_idx.begin() + a.row_ptr[ids[q]], a.col_idx.begin() + a.row_ptr[ids[q] + 1]);
+    }
+  };
+  EXPECT_THROW(pattern_stats(drops_a_row, 8, 0), InvalidArgumentError);
+}
+
+TEST(PatternSample, AutoRefusesANegativeBudget) {
+  ConvertOptions opt = test_options();
+  opt.auto_sample_entries = -1;
+  EXPECT_THROW(Matrix<double>::convert(generate<double>("lap2d:10"), Format::Auto, opt), InvalidArgumentError);
+}
+
+TEST(RowsByLength, IsAStableSortByLength) {
+  std::vector<std::int64_t> len(5000);
+  std::uint64_t x = 12345;
+  for (auto& l : len) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    l = static_cast<std::int64_t>((x >> 33) % 37);
+  }
+  for (const bool descending : {false, true}) {
+    std::vector<ordinal_t> want(len.size());
+    std::iota(want.begin(), want.end(), 0);
+    std::stable_sort(want.begin(), want.end(), [&](ordinal_t a, ordinal_t b) {
+      return descending ? len[a] > len[b] : len[a] < len[b];
+    });
+    EXPECT_EQ(rows_by_length(len, descending), want);
+  }
+  EXPECT_TRUE(rows_by_length({}, false).empty());
+  EXPECT_THROW(rows_by_length({3, -1}, false), InvalidArgumentError);
+}
