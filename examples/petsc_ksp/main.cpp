@@ -432,6 +432,16 @@ PetscErrorCode run(const Options& o, Mat A, const std::string& name, bool* ok) {
   PetscCall(time_mult(K, x, y, o.mults, &tk));
   PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &t));
   const double m = static_cast<double>(std::max<PetscInt>(t.mults, 1));
+  // A refresh with the values A holds (what a solver pays each Newton or
+  // time step after re-assembling).
+  PetscCall(kspmv::petsc::MatKspmvRefresh(K));
+  kspmv::petsc::MultTimings tr;
+  PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &tr));
+  const double refresh = max_over_ranks(tr.refresh);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "  set-up from %s's %s arrays: conversion %.2f ms = %.0f MatMults, refresh %.3f ms = %.1f MatMults\n",
+                        input.c_str(), tr.device_input ? "device" : "host", 1e3 * conversion, conversion / tk,
+                        1e3 * refresh, refresh / tk));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  time per MatMult (%" PetscInt_FMT " products, slowest rank):\n", o.mults));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-12s %10.1f us\n", input.c_str(), 1e6 * ta));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,

@@ -478,6 +478,44 @@ TEST(PetscMat, RefreshEveryFormat) {
   }
 }
 
+// PETSc's device matrices: built and refreshed from its device arrays
+// where it keeps them there (MATAIJKOKKOS with kspmv on that device),
+// from its host arrays otherwise; the same products and diagonal either way.
+TEST(PetscMat, DeviceAijBuildsAndRefreshes) {
+  const auto types = device_aij_types();
+  if (types.empty()) GTEST_SKIP() << "PETSc has neither Kokkos nor CUDA";
+  constexpr bool kspmv_on_host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  for (MatType type : types) {
+    for (std::size_t mi : {std::size_t(1), std::size_t(2)}) {  // fem-p2, random rows
+      for (Ownership o : {Ownership::Contiguous, Ownership::Scattered}) {
+        const auto a = numbered(matrices()[mi].a, o);
+        const auto b = new_values(a);
+        for (Format f : {Format::Auto, Format::Ell}) {
+          const std::string what = std::string(type) + " " + case_name(matrices()[mi], o, f, Format::Csr);
+          Mat A, K;
+          bool refused;
+          KSPMV_PCALL(make_aij(a, &A, type));
+          ASSERT_TRUE(create(A, f, Format::Csr, &K, &refused)) << what;
+          if (!refused) {
+            EXPECT_TRUE(check_products(a, K, A, 31)) << what;
+            kspmv::petsc::MultTimings t;
+            KSPMV_PCALL(kspmv::petsc::MatKspmvGetTimings(K, &t));
+            EXPECT_EQ(t.device_input, !kspmv_on_host && std::string(type).find("kokkos") != std::string::npos) << what;
+            KSPMV_PCALL(reassemble(A, b));
+            KSPMV_PCALL(kspmv::petsc::MatKspmvRefresh(K));
+            EXPECT_TRUE(check_products(b, K, A, 32)) << "after refresh: " << what;
+            KSPMV_PCALL(kspmv::petsc::MatKspmvGetTimings(K, &t));
+            EXPECT_GT(t.refresh, 0.0) << what;
+            KSPMV_PCALL(MatDestroy(&K));
+          }
+          KSPMV_PCALL(MatDestroy(&A));
+        }
+      }
+    }
+  }
+}
+
 TEST(PetscKsp, RefreshReachesJacobi) {
   // A KSP set up with K, then new values refreshed into K: the next solve
   // sets Jacobi up again from the new diagonal, like AIJ's.

@@ -163,6 +163,10 @@ struct Context {
   // block's entry k, -(k + 2) the off-diagonal block's entry k, -1 none.
   std::vector<std::int64_t> diag_pos;
   std::vector<PetscScalar> diagonal;
+  // Blocks read from PETSc's device arrays (MATSEQAIJKOKKOS): diag_pos on
+  // the device too, and refreshes read the values there.
+  bool device_input = false;
+  Kokkos::View<std::int64_t*, Space> diag_pos_device;
   VecScatter scatter = nullptr;     // x -> ghost (MPI matrices)
   Vec ghost = nullptr;
   DeviceVector x_stage, g_stage, y_stage;  // only off the host
@@ -275,6 +279,38 @@ PetscErrorCode with_csr(Mat B, Use&& use) {
   use(n, ncols, ia, ja, a);
   PetscCall(MatSeqAIJRestoreArrayRead(B, &a));
   PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+// A sequential AIJ block's CSR arrays where PETSc keeps them on the
+// device kspmv runs on: MATSEQAIJKOKKOS's device views (its values synced
+// there first), read in place. `found` is false where kspmv runs on the
+// host or the block is another type (MATSEQAIJCUSPARSE's device CSR may
+// hold compressed rows; its host arrays are read instead).
+void sync_with_petsc();
+
+struct DeviceArrays {
+  PetscInt n = 0, ncols = 0, nnz = 0;
+  const PetscInt *ia = nullptr, *ja = nullptr;
+  PetscScalar* a = nullptr;
+};
+PetscErrorCode device_csr(Mat B, DeviceArrays* d, bool* found) {
+  PetscBool kokkos = PETSC_FALSE;
+  PetscMemType mtype = PETSC_MEMTYPE_HOST;
+  PetscFunctionBegin;
+  *found = false;
+  if (kHostSpace) PetscFunctionReturn(0);
+  PetscCall(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(B), MATSEQAIJKOKKOS, &kokkos));
+  if (!kokkos) PetscFunctionReturn(0);
+  PetscCall(MatGetSize(B, &d->n, &d->ncols));
+  PetscCall(MatSeqAIJGetCSRAndMemType(B, &d->ia, &d->ja, &d->a, &mtype));
+  if (!PetscMemTypeDevice(mtype)) PetscFunctionReturn(0);
+  sync_with_petsc();  // PETSc synced the values on its own stream
+  Kokkos::View<const PetscInt*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> last(d->ia + d->n, 1);
+  auto h = Kokkos::create_mirror_view(last);
+  Kokkos::deep_copy(h, last);
+  d->nnz = h(0);
+  *found = true;
   PetscFunctionReturn(0);
 }
 
@@ -642,6 +678,8 @@ PetscErrorCode view_op(Mat K, PetscViewer viewer) {
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm(reinterpret_cast<PetscObject>(K)), &rank));
   PetscCall(PetscViewerASCIIPrintf(viewer, "kspmv matrix (MATSHELL over an AIJ matrix), Kokkos %s\n", Exec::name()));
   PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+  if (c->device_input)
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] blocks read from PETSc's device arrays\n", rank));
   PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] diagonal block: %s\n", rank, describe(c->diag, c->diag_asked).c_str()));
   if (c->mpi)
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] off-diagonal block: %s\n", rank,
@@ -663,10 +701,92 @@ bool offdiag_format_allowed(kspmv::Format f) {
   }
 }
 
+using DeviceIndices = Kokkos::View<const PetscInt*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using DeviceValues = Kokkos::View<const PetscScalar*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Where each local row's diagonal entry sits in the diagonal block's
+// device CSR (-1: none), every row's diagonal column being among the
+// block's columns (build_local_on_device checks).
+void find_diagonal_on_device(Context& c, const DeviceArrays& d) {
+  const DeviceIndices ia(d.ia, static_cast<std::size_t>(d.n) + 1), ja(d.ja, static_cast<std::size_t>(d.nnz));
+  Kokkos::View<std::int64_t*, Space> pos(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::diag_pos"),
+                                          static_cast<std::size_t>(d.n));
+  const PetscInt shift = c.rstart - c.cstart;
+  Kokkos::parallel_for(
+      "kspmv::petsc::find_diagonal", Kokkos::RangePolicy<Exec>(0, d.n), KOKKOS_LAMBDA(const PetscInt i) {
+        const PetscInt want = i + shift;
+        PetscInt lo = ia(i), hi = ia(i + 1);  // PETSc's rows are sorted
+        while (lo < hi) {
+          const PetscInt mid = lo + (hi - lo) / 2;
+          if (ja(mid) < want) lo = mid + 1;
+          else hi = mid;
+        }
+        pos(i) = lo < ia(i + 1) && ja(lo) == want ? std::int64_t(lo) : std::int64_t(-1);
+      });
+  c.diag_pos_device = pos;
+}
+
+// The diagonal's values from the diagonal block's device values, into the
+// host copy MatGetDiagonal hands out (a row's worth of bytes crosses).
+void fill_diagonal_on_device(Context& c, const DeviceValues& values) {
+  const auto pos = c.diag_pos_device;
+  DeviceVector diag(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::diagonal"), pos.extent(0));
+  Kokkos::parallel_for(
+      "kspmv::petsc::gather_diagonal", Kokkos::RangePolicy<Exec>(0, pos.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        diag(i) = pos(i) >= 0 ? values(pos(i)) : PetscScalar(0);
+      });
+  c.diagonal.resize(pos.extent(0));
+  Kokkos::deep_copy(HostArray(c.diagonal.data(), c.diagonal.size()), diag);
+}
+
+// Both blocks from PETSc's device arrays (MATAIJKOKKOS) with no trip
+// through the host: kspmv builds from device views, and a kernel finds the
+// diagonal. `done` is false (nothing read) where a block is elsewhere or
+// some row's diagonal column is off this rank's columns; build_local then
+// reads the host arrays.
+PetscErrorCode build_local_on_device(Context& c, const Blocks& b, const kspmv::ConvertOptions& opt, Status& st,
+                                     bool* done) {
+  DeviceArrays d, o;
+  bool on_device = false, off_on_device = true;
+  PetscFunctionBegin;
+  *done = false;
+  PetscCall(device_csr(b.ad, &d, &on_device));
+  if (b.ao) PetscCall(device_csr(b.ao, &o, &off_on_device));
+  if (!on_device || !off_on_device || c.rstart < c.cstart || c.rstart + d.n > c.cend) PetscFunctionReturn(0);
+  *done = true;
+  c.device_input = true;
+  c.garray.assign(b.garray, b.garray + b.nghost);
+  c.diag.nrows = d.n;
+  c.diag.ncols = d.ncols;
+  c.diag.nnz = d.nnz;
+  c.off.nrows = b.ao ? o.n : d.n;
+  c.off.ncols = b.ao ? o.ncols : 0;
+  c.off.nnz = b.ao ? o.nnz : 0;
+  st.run("diagonal entries", [&] {
+    find_diagonal_on_device(c, d);
+    fill_diagonal_on_device(c, DeviceValues(d.a, static_cast<std::size_t>(d.nnz)));
+  });
+  auto convert = [&](const DeviceArrays& a, kspmv::Format f) {
+    return KMatrix::from_device_views(a.n, a.ncols, DeviceIndices(a.ia, static_cast<std::size_t>(a.n) + 1),
+                                      DeviceIndices(a.ja, static_cast<std::size_t>(a.nnz)),
+                                      DeviceValues(a.a, static_cast<std::size_t>(a.nnz)), f, opt);
+  };
+  const std::string dname = std::string("diagonal block (") + kspmv::format_name(c.diag_asked) + ")";
+  const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_asked) + ")";
+  if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = convert(d, c.diag_asked); });
+  if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = convert(o, c.off_asked); });
+  c.timings.conversion = c.diag.m.conversion_seconds() + c.off.m.conversion_seconds();
+  c.timings.device_input = true;
+  PetscFunctionReturn(0);
+}
+
 // Both blocks read and converted on this rank; failures land in `st`.
 PetscErrorCode build_local(Context& c, const Blocks& b, const kspmv::ConvertOptions& opt, Status& st) {
   kspmv::HostCsr<PetscScalar> hd, ho;
+  bool done = false;
   PetscFunctionBegin;
+  PetscCall(build_local_on_device(c, b, opt, st, &done));
+  if (done) PetscFunctionReturn(0);
   PetscCall(with_csr(b.ad, [&](PetscInt n, PetscInt nc, const PetscInt* ia, const PetscInt* ja, const PetscScalar* a) {
     st.run("diagonal block", [&] { hd = to_host_csr(n, nc, ia, ja, a, "diagonal block"); });
   }));
@@ -877,9 +997,11 @@ PetscErrorCode MatKspmvResetTimings(Mat K) {
   Context* c = nullptr;
   PetscFunctionBegin;
   PetscCall(get_context(K, &c));
-  const double conversion = c->timings.conversion;
+  const MultTimings kept = c->timings;
   c->timings = MultTimings{};
-  c->timings.conversion = conversion;
+  c->timings.conversion = kept.conversion;
+  c->timings.refresh = kept.refresh;
+  c->timings.device_input = kept.device_input;
   PetscFunctionReturn(0);
 }
 
@@ -943,6 +1065,30 @@ PetscErrorCode MatKspmvRefresh(Mat K) {
                                  blk->m.name() + ") was converted with ConvertOptions::value_map off and cannot be refreshed");
   PetscCall(agree(comm, st));
 
+  Kokkos::Timer timer;
+  // Values PETSc holds on the device (MATAIJKOKKOS) refresh from there.
+  DeviceArrays d, o;
+  bool on_device = false, off_on_device = true;
+  if (c->device_input) {
+    PetscCall(device_csr(b.ad, &d, &on_device));
+    if (b.ao) PetscCall(device_csr(b.ao, &o, &off_on_device));
+  }
+  if (on_device && off_on_device) {
+    Exec space;
+    st.run("refresh of the diagonal block", [&] {
+      if (!c->diag.m.empty()) c->diag.m.update_values(space, DeviceValues(d.a, static_cast<std::size_t>(d.nnz)));
+    });
+    st.run("refresh of the off-diagonal block", [&] {
+      if (!c->off.m.empty()) c->off.m.update_values(space, DeviceValues(o.a, static_cast<std::size_t>(o.nnz)));
+    });
+    st.run("diagonal entries", [&] { fill_diagonal_on_device(*c, DeviceValues(d.a, static_cast<std::size_t>(d.nnz))); });
+    space.fence();
+    PetscCall(agree(comm, st));
+    c->timings.refresh = timer.seconds();
+    PetscCall(MatScale(K, 2));
+    PetscCall(MatScale(K, 0.5));
+    PetscFunctionReturn(0);
+  }
   const PetscScalar *dv = nullptr, *ov = nullptr;
   PetscCall(MatSeqAIJGetArrayRead(b.ad, &dv));
   if (b.ao) PetscCall(MatSeqAIJGetArrayRead(b.ao, &ov));
@@ -952,6 +1098,7 @@ PetscErrorCode MatKspmvRefresh(Mat K) {
   if (b.ao) PetscCall(MatSeqAIJRestoreArrayRead(b.ao, &ov));
   PetscCall(MatSeqAIJRestoreArrayRead(b.ad, &dv));
   PetscCall(agree(comm, st));
+  c->timings.refresh = timer.seconds();
   // K's state moves on (as a re-assembled AIJ matrix's does), so a PC set
   // up from K (Jacobi's diagonal) is set up again at the next solve.
   // PetscObjectStateIncrease is in PETSc's private headers, MatScale by 1

@@ -93,6 +93,10 @@ struct MultTimings {
   double diagonal = 0;
   double offdiagonal = 0;
   double conversion = 0;  // both blocks' conversions (creation), seconds
+  double refresh = 0;     // the last MatKspmvRefresh, seconds (fenced)
+  // The blocks were read from PETSc's device arrays (MATAIJKOKKOS with
+  // kspmv on that device): set-up and refresh with no trip through the host.
+  bool device_input = false;
 };
 PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t);
 PetscErrorCode MatKspmvResetTimings(Mat K);
