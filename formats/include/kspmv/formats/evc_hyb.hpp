@@ -33,6 +33,8 @@
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/device_build.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -107,8 +109,15 @@ struct EvcHybDevice {
   }
 };
 
+// On the device (a host input is uploaded first): the rows' lengths and
+// their sorted order by a device sort of (length, first column, row) keys;
+// the sub-ELL blocks, their threads and the vector-CSR ranges planned on
+// the host from the sorted lengths (4 bytes a row cross); then a thread a
+// sorted row places its entries. The roofline's alpha reads up to 1024
+// warps of the sorted order, spread evenly (every warp where there are
+// fewer).
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using D = EvcHybDevice<Scalar, ExecSpace>;
   using M = typename D::memory_space;
@@ -119,6 +128,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
                                std::to_string(opt.evc_ell_lanes));
   if (opt.evc_rows_per_thread < 0)
     throw InvalidArgumentError("evc-hyb: evc_rows_per_thread must be >= 0 (0: auto)");
+  ExecSpace space;
   D d;
   d.nrows = a.nrows;
   d.ncols = a.ncols;
@@ -132,22 +142,52 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   }
   d.order = opt.output_order;
   d.kernel = opt.kernel;
-  const auto len = row_lengths(a);
-  // Sorted order: length ascending, then first column, then row.
-  std::vector<int> perm(static_cast<std::size_t>(a.nrows));
-  std::iota(perm.begin(), perm.end(), 0);
-  auto first_col = [&](int r) { return len[r] ? a.col_idx[a.row_ptr[r]] : -1; };
-  std::sort(perm.begin(), perm.end(), [&](int u, int v) {
-    if (len[u] != len[v]) return len[u] < len[v];
-    const int fu = first_col(u), fv = first_col(v);
-    return fu != fv ? fu < fv : u < v;
-  });
-  std::vector<std::int64_t> slen(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) slen[i] = len[perm[i]];
+  const std::int64_t n = a.nrows;
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::evc_hyb::lengths");
+  std::vector<std::int64_t> hlen(static_cast<std::size_t>(n));
+  {
+    auto h = Kokkos::create_mirror_view(len);
+    Kokkos::deep_copy(space, h, len);
+    space.fence();
+    for (std::int64_t i = 0; i < n; ++i) hlen[static_cast<std::size_t>(i)] = h(i);
+  }
+  // Sorted order: length ascending, then first column, then row. The keys
+  // (length x (ncols + 1) + first column + 1) x rows + row are unique; where
+  // they would pass 2^63, equal lengths keep the rows' order.
+  const std::int64_t longest = hlen.empty() ? 0 : *std::max_element(hlen.begin(), hlen.end());
+  const std::int64_t cols1 = std::int64_t(a.ncols) + 1, rows = std::max<std::int64_t>(n, 1);
+  const bool by_first = longest + 1 <= std::numeric_limits<std::int64_t>::max() / cols1 / rows;
+  Kokkos::View<int*, M> perm(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::new_to_old")), n);
+  {
+    Kokkos::View<std::int64_t*, M> key(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::keys")), n);
+    const auto rp = a.row_ptr;
+    const auto col = a.col_idx;
+    Kokkos::parallel_for(
+        "kspmv::evc_hyb::sort_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int64_t l = len(i);
+          const std::int64_t first = l > 0 ? std::int64_t(col(rp(i))) + 1 : 0;
+          key(i) = (by_first ? l * cols1 + first : l) * rows + i;
+        });
+    space.fence();
+    if (n > 0) Kokkos::sort(key);
+    Kokkos::fence();
+    Kokkos::parallel_for(
+        "kspmv::evc_hyb::order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { perm(i) = static_cast<int>(key(i) % rows); });
+  }
+  // The sorted lengths, from their histogram.
+  std::vector<std::int64_t> slen;
+  {
+    std::vector<std::int64_t> count(static_cast<std::size_t>(longest) + 1, 0);
+    for (const std::int64_t l : hlen) ++count[static_cast<std::size_t>(l)];
+    slen.reserve(hlen.size());
+    for (std::int64_t l = 0; l <= longest; ++l) slen.insert(slen.end(), static_cast<std::size_t>(count[static_cast<std::size_t>(l)]), l);
+  }
   const std::int64_t short_rows = std::upper_bound(slen.begin(), slen.end(), std::int64_t(d.split)) - slen.begin();
   const int isplit = static_cast<int>(short_rows / 32 * 32);
   // sub-ELL blocks: runs of 32-row slices of equal width (the slice's last row).
   std::vector<EvcEllBlock> blocks;
+  std::vector<int> slice_block;
   std::int64_t slots = 0;
   for (int s = 0; s < isplit; s += 32) {
     const int w = static_cast<int>(slen[static_cast<std::size_t>(s) + 31]);
@@ -156,6 +196,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
     } else {
       blocks.push_back({s, 32, w, 0, 0, 0, 1});
     }
+    slice_block.push_back(static_cast<int>(blocks.size()) - 1);
   }
   int lr_max = 0;
   for (auto& b : blocks) {
@@ -189,19 +230,6 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
     d.report.ell_max_lanes = std::max(d.report.ell_max_lanes, lanes);
   }
   d.ell_teams = team;
-  std::vector<int> ecol(static_cast<std::size_t>(slots), -1);
-  std::vector<Scalar> eval(static_cast<std::size_t>(slots), Scalar(0));
-  for (const auto& b : blocks)
-    for (int r = 0; r < b.rows; ++r) {
-      const int o = perm[static_cast<std::size_t>(b.row_begin + r)];
-      for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
-        const std::size_t pos = static_cast<std::size_t>(b.offset) +
-                                static_cast<std::size_t>(k - a.row_ptr[o]) * static_cast<std::size_t>(b.rows) +
-                                static_cast<std::size_t>(r);
-        ecol[pos] = a.col_idx[k];
-        eval[pos] = a.values[k];
-      }
-    }
   // vector CSR: rows padded to a multiple of 32.
   const int ncsr = a.nrows - isplit;
   std::vector<std::int64_t> cptr(static_cast<std::size_t>(ncsr) + 1, 0), clen(static_cast<std::size_t>(ncsr));
@@ -212,42 +240,98 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
   if (cptr.back() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("evc-hyb: the vector-CSR part needs " + std::to_string(cptr.back()) +
                                 " slots, more than its 32-bit offsets hold");
-  std::vector<int> ccol(static_cast<std::size_t>(cptr.back()), -1);
-  std::vector<Scalar> cval(static_cast<std::size_t>(cptr.back()), Scalar(0));
-  for (int i = 0; i < ncsr; ++i) {
-    const int o = perm[static_cast<std::size_t>(isplit + i)];
-    for (offset_t k = a.row_ptr[o]; k < a.row_ptr[o + 1]; ++k) {
-      ccol[static_cast<std::size_t>(cptr[i] + (k - a.row_ptr[o]))] = a.col_idx[k];
-      cval[static_cast<std::size_t>(cptr[i] + (k - a.row_ptr[o]))] = a.values[k];
-    }
-  }
   d.host_ranges = tpr_ranges(clen, L, 32);
   d.csr_teams = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
   if (static_cast<std::int64_t>(d.ell_teams) + d.csr_teams > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("evc-hyb: too many teams for one launch");
   d.host_blocks = blocks;
-  // Report: the paper's Table 3 and the roofline of §3.2.
+  std::vector<int> flat;
+  for (const auto& b : blocks)
+    flat.insert(flat.end(), {b.row_begin, b.rows, b.width, b.offset, b.first_team, b.teams, b.lanes});
+  if (flat.empty()) flat.assign(detail::kEvcBlockInts, 0);
+  if (slice_block.empty()) slice_block.push_back(0);
+  d.new_to_old = perm;
+  d.ell_blocks = detail::upload<int, M>(flat, "kspmv::evc_hyb::ell_blocks");
+  d.csr_ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::evc_hyb::csr_ranges");
+  d.csr_row_ptr = detail::upload<int, M>(cptr, "kspmv::evc_hyb::csr_row_ptr");
+  const auto slice_block_d = detail::upload<int, M>(slice_block, "kspmv::evc_hyb::slice_block");
+  // The entries, a thread a sorted row; padding holds column -1, value 0.
+  d.ell_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::ell_col")), slots);
+  d.ell_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::evc_hyb::ell_val")), slots);
+  d.csr_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::csr_col")),
+                                    cptr.back());
+  d.csr_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::evc_hyb::csr_val")), cptr.back());
+  Kokkos::deep_copy(space, d.ell_col, -1);
+  Kokkos::deep_copy(space, d.csr_col, -1);
+  {
+    constexpr int B = detail::kEvcBlockInts;
+    const auto rp = a.row_ptr;
+    const auto col = a.col_idx;
+    const auto src = a.values;
+    const auto blk = d.ell_blocks;
+    const auto cp = d.csr_row_ptr;
+    const auto ecol = d.ell_col;
+    const auto eval = d.ell_val;
+    const auto ccol = d.csr_col;
+    const auto cval = d.csr_val;
+    Kokkos::parallel_for(
+        "kspmv::evc_hyb::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
+          const int o = perm(p);
+          const std::int64_t b = rp(o), e = rp(o + 1);
+          if (p < isplit) {
+            const int q = slice_block_d(static_cast<int>(p / 32));
+            const std::int64_t row_begin = blk(q * B), brows = blk(q * B + 1), offset = blk(q * B + 3);
+            for (std::int64_t k = b; k < e; ++k) {
+              const std::int64_t pos = offset + (k - b) * brows + (p - row_begin);
+              ecol(pos) = col(k);
+              eval(pos) = src(k);
+            }
+          } else {
+            const std::int64_t base = cp(p - isplit);
+            for (std::int64_t k = b; k < e; ++k) {
+              ccol(base + (k - b)) = col(k);
+              cval(base + (k - b)) = src(k);
+            }
+          }
+        });
+  }
+  std::vector<int> hperm(static_cast<std::size_t>(n));
+  Kokkos::deep_copy(space, detail::unmanaged_host<int>(hperm.data(), hperm.size()), perm);
+  space.fence();
+  // Report: the paper's Table 3 and the roofline of §3.2, alpha from up to
+  // 1024 warps of the sorted order.
   d.report.isplit = isplit;
   d.report.ell_slots = slots;
   d.report.vcsr_slots = cptr.back();
   d.report.padding = slots + cptr.back() - a.nnz();
   d.report.ell_blocks = static_cast<int>(blocks.size());
   d.report.csr_ranges = static_cast<int>(d.host_ranges.size());
-  d.report.roofline = code_balance(a.nnz(), slots + cptr.back(), a.nrows, static_cast<int>(sizeof(Scalar)),
-                                   x_reuse_alpha(a, perm, static_cast<int>(sizeof(Scalar))));
-  // Upload.
-  std::vector<int> flat;
-  for (const auto& b : blocks)
-    flat.insert(flat.end(), {b.row_begin, b.rows, b.width, b.offset, b.first_team, b.teams, b.lanes});
-  if (flat.empty()) flat.assign(detail::kEvcBlockInts, 0);
-  d.new_to_old = detail::upload<int, M>(perm, "kspmv::evc_hyb::new_to_old");
-  d.ell_blocks = detail::upload<int, M>(flat, "kspmv::evc_hyb::ell_blocks");
-  d.ell_col = detail::upload<int, M>(ecol, "kspmv::evc_hyb::ell_col");
-  d.ell_val = detail::upload<Scalar, M>(eval, "kspmv::evc_hyb::ell_val");
-  d.csr_ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::evc_hyb::csr_ranges");
-  d.csr_row_ptr = detail::upload<int, M>(cptr, "kspmv::evc_hyb::csr_row_ptr");
-  d.csr_col = detail::upload<int, M>(ccol, "kspmv::evc_hyb::csr_col");
-  d.csr_val = detail::upload<Scalar, M>(cval, "kspmv::evc_hyb::csr_val");
+  {
+    const std::int64_t warps = (n + 31) / 32, stride = std::max<std::int64_t>(1, warps / 1024);
+    std::vector<ordinal_t> ids;
+    std::vector<std::size_t> warp_end;
+    for (std::int64_t w = 0; w < warps; w += stride) {
+      for (std::int64_t p = 32 * w; p < std::min(n, 32 * w + 32); ++p) ids.push_back(hperm[static_cast<std::size_t>(p)]);
+      warp_end.push_back(ids.size());
+    }
+    std::vector<offset_t> begins;
+    std::vector<ordinal_t> cols;
+    detail::fetch_rows(space, a, hlen, ids, begins, cols);
+    const int tau = static_cast<int>(sizeof(Scalar));
+    const std::int64_t per_sector = std::max(1, 32 / tau);
+    std::int64_t sectors = 0;
+    std::size_t q = 0, at = 0;
+    std::vector<std::int64_t> sec;
+    for (const std::size_t end : warp_end) {
+      sec.clear();
+      for (; q < end; ++q)
+        for (std::int64_t j = 0; j < hlen[static_cast<std::size_t>(ids[q])]; ++j) sec.push_back(cols[at++] / per_sector);
+      std::sort(sec.begin(), sec.end());
+      sectors += std::unique(sec.begin(), sec.end()) - sec.begin();
+    }
+    const double alpha = at > 0 ? double(sectors) * 32.0 / (double(tau) * double(at)) : 0.0;
+    d.report.roofline = code_balance(a.nnz(), slots + cptr.back(), a.nrows, tau, alpha);
+  }
   // Caller order on the CUDA path: scatter y, or gather it in a second pass
   // when y is large and sorted neighbours mostly sit in different sectors.
   if (d.order == OutputOrder::Caller && detail::on_cuda<ExecSpace>() && d.kernel == KernelPath::Auto) {
@@ -256,18 +340,22 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const Conve
     if (opt.evc_caller_y == CallerY::Auto && l2 > 0 &&
         4 * static_cast<std::int64_t>(sizeof(Scalar)) * a.nrows >= l2) {
       std::int64_t apart = 0;
-      for (std::size_t i = 1; i < perm.size(); ++i) apart += std::abs(perm[i] - perm[i - 1]) > 4;
+      for (std::size_t i = 1; i < hperm.size(); ++i) apart += std::abs(hperm[i] - hperm[i - 1]) > 4;
       gather = 2 * apart > a.nrows;
     }
     if (gather) {
       d.gather_y = true;
-      d.old_to_new = detail::upload<int, M>(inverse_permutation(perm), "kspmv::evc_hyb::old_to_new");
+      d.old_to_new = detail::upload<int, M>(inverse_permutation(hperm), "kspmv::evc_hyb::old_to_new");
       d.y_sorted = Kokkos::View<Scalar*, M>("kspmv::evc_hyb::y_sorted", static_cast<std::size_t>(a.nrows));
     }
   }
-  ExecSpace().fence();
+  space.fence();
   d.conversion_seconds = timer.seconds();
   return d;
+}
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  return to_evc_hyb(upload_csr<Scalar, ExecSpace>(a), opt);
 }
 
 // evc-hyb §3.3's time profile: the product run with x constant (neither x

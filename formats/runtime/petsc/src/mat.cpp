@@ -165,8 +165,13 @@ struct Context {
   std::vector<PetscScalar> diagonal;
   // Blocks read from PETSc's device arrays (MATSEQAIJKOKKOS): diag_pos on
   // the device too, and refreshes read the values there.
+  // The diagonal then lives on the device (diagonal_device, gathered at
+  // creation and every refresh) and crosses to `diagonal` only when
+  // MatGetDiagonal asks: a refresh moves no row's worth of bytes.
   bool device_input = false;
   Kokkos::View<std::int64_t*, Space> diag_pos_device;
+  DeviceVector diagonal_device;
+  bool diagonal_stale = false;
   VecScatter scatter = nullptr;     // x -> ghost (MPI matrices)
   Vec ghost = nullptr;
   DeviceVector x_stage, g_stage, y_stage;  // only off the host
@@ -348,6 +353,7 @@ void find_diagonal(Context& c, const kspmv::HostCsr<PetscScalar>& d, const kspmv
 }
 
 void fill_diagonal(Context& c, const PetscScalar* dvals, const PetscScalar* ovals) {
+  c.diagonal_stale = false;
   c.diagonal.assign(c.diag_pos.size(), PetscScalar(0));
   for (std::size_t i = 0; i < c.diag_pos.size(); ++i) {
     const auto p = c.diag_pos[i];
@@ -646,11 +652,14 @@ PetscErrorCode mult_op(Mat K, Vec x, Vec y) {
   PetscFunctionReturn(0);
 }
 
+void diagonal_on_host(Context& c);
+
 PetscErrorCode get_diagonal_op(Mat K, Vec d) {
   Context* c = nullptr;
   PetscScalar* a = nullptr;
   PetscFunctionBegin;
   PetscCall(MatShellGetContext(K, &c));
+  diagonal_on_host(*c);
   PetscCall(check_local_size(d, static_cast<PetscInt>(c->diagonal.size()), "d (the diagonal)"));
   PetscCall(VecGetArrayWrite(d, &a));
   std::copy(c->diagonal.begin(), c->diagonal.end(), a);
@@ -726,17 +735,26 @@ void find_diagonal_on_device(Context& c, const DeviceArrays& d) {
   c.diag_pos_device = pos;
 }
 
-// The diagonal's values from the diagonal block's device values, into the
-// host copy MatGetDiagonal hands out (a row's worth of bytes crosses).
+// The diagonal's values from the diagonal block's device values, kept on
+// the device until MatGetDiagonal asks (diagonal_on_host).
 void fill_diagonal_on_device(Context& c, const DeviceValues& values) {
   const auto pos = c.diag_pos_device;
-  DeviceVector diag(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::diagonal"), pos.extent(0));
+  if (c.diagonal_device.extent(0) != pos.extent(0))
+    c.diagonal_device = DeviceVector(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::diagonal"), pos.extent(0));
+  const auto diag = c.diagonal_device;
   Kokkos::parallel_for(
       "kspmv::petsc::gather_diagonal", Kokkos::RangePolicy<Exec>(0, pos.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
         diag(i) = pos(i) >= 0 ? values(pos(i)) : PetscScalar(0);
       });
-  c.diagonal.resize(pos.extent(0));
-  Kokkos::deep_copy(HostArray(c.diagonal.data(), c.diagonal.size()), diag);
+  c.diagonal_stale = true;
+}
+
+// The host copy of the diagonal MatGetDiagonal hands out, up to date.
+void diagonal_on_host(Context& c) {
+  if (!c.diagonal_stale) return;
+  c.diagonal.resize(c.diagonal_device.extent(0));
+  Kokkos::deep_copy(HostArray(c.diagonal.data(), c.diagonal.size()), c.diagonal_device);
+  c.diagonal_stale = false;
 }
 
 // Both blocks from PETSc's device arrays (MATAIJKOKKOS) with no trip

@@ -17,45 +17,6 @@
 
 namespace kspmv {
 
-namespace detail {
-
-template <class T>
-using unmanaged_host = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-// The rows `ids` of `a`: each one's offset in a's entries and its column
-// indices, packed one row after another (lengths: a's row lengths).
-template <class Scalar, class ExecSpace>
-void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, const std::vector<std::int64_t>& lengths,
-                const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins, std::vector<ordinal_t>& cols) {
-  using M = typename ExecSpace::memory_space;
-  const auto row_ptr = a.row_ptr;
-  const auto col = a.col_idx;
-  const std::int64_t rows = static_cast<std::int64_t>(ids.size());
-  std::vector<std::int64_t> local(ids.size() + 1, 0);
-  for (std::size_t q = 0; q < ids.size(); ++q) local[q + 1] = local[q] + lengths[static_cast<std::size_t>(ids[q])];
-  const std::int64_t entries = local.back();
-  auto alloc = [&](const char* label) { return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)); };
-  Kokkos::View<ordinal_t*, M> ids_d(alloc("kspmv::stats::ids"), rows);
-  Kokkos::View<std::int64_t*, M> local_d(alloc("kspmv::stats::local"), rows + 1);
-  Kokkos::View<offset_t*, M> begins_d(alloc("kspmv::stats::begins"), rows);
-  Kokkos::View<ordinal_t*, M> cols_d(alloc("kspmv::stats::cols"), entries);
-  Kokkos::deep_copy(space, ids_d, unmanaged_host<const ordinal_t>(ids.data(), ids.size()));
-  Kokkos::deep_copy(space, local_d, unmanaged_host<const std::int64_t>(local.data(), local.size()));
-  Kokkos::parallel_for(
-      "kspmv::stats::fetch_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, rows), KOKKOS_LAMBDA(const std::int64_t q) {
-        const offset_t b = row_ptr(ids_d(q));
-        begins_d(q) = b;
-        for (std::int64_t j = local_d(q); j < local_d(q + 1); ++j) cols_d(j) = col(b + (j - local_d(q)));
-      });
-  begins.resize(ids.size());
-  cols.resize(static_cast<std::size_t>(entries));
-  Kokkos::deep_copy(space, unmanaged_host<offset_t>(begins.data(), begins.size()), begins_d);
-  Kokkos::deep_copy(space, unmanaged_host<ordinal_t>(cols.data(), cols.size()), cols_d);
-  space.fence();
-}
-
-}  // namespace detail
-
 template <class Scalar, class ExecSpace>
 PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, int scalar_bytes,
                            const ModelHardware& hw, std::int64_t max_entries) {
