@@ -277,6 +277,7 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   PatternStats s;
   s.lengths = row_lengths(a);
   s.rows = row_length_stats(s.lengths, a.ncols);
+  s.caller_warps = warp_iterations(s.lengths);
   const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
   const std::size_t n = static_cast<std::size_t>(a.nrows);
   const auto caller_picks = pick_warps(n, [&](std::size_t p) { return s.lengths[p]; }, max_entries / 2);
@@ -314,6 +315,7 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
   PatternStats s;
   s.lengths = src.lengths;
   s.rows = row_length_stats(s.lengths, src.ncols);
+  s.caller_warps = warp_iterations(s.lengths);
   const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
   const std::size_t n = static_cast<std::size_t>(src.nrows);
   auto caller_picks = pick_warps(n, [&](std::size_t p) { return s.lengths[p]; }, max_entries / 2);

@@ -27,7 +27,7 @@ int kk_vector_length(std::int64_t nnz, std::int64_t rows) {
 }
 
 // A lane per row: the warp waits for its longest row (N_iter, pellr eq. 1).
-double warp_slots(const std::vector<std::int64_t>& len) { return 32.0 * double(warp_iterations(len).n_iter); }
+double warp_slots(const WarpIterations& w) { return 32.0 * double(w.n_iter); }
 
 Traffic one_part(Format f, double bytes, int launches = 1) {
   Traffic t;
@@ -42,7 +42,9 @@ Traffic one_part(Format f, double bytes, int launches = 1) {
 // entry count, 9 to 16 1.6x).
 Traffic csr_lane_groups(Format f, int v, const TrafficInput& in) {
   double group_slots = 0;
-  for (const std::int64_t len : in.s.lengths) group_slots += double(v) * double((len + v - 1) / v);
+  const auto& counts = in.s.rows.counts;
+  for (std::size_t len = 0; len < counts.size(); ++len)
+    group_slots += double(counts[len]) * double(v) * double((std::int64_t(len) + v - 1) / v);
   Traffic t = one_part(f, (in.tau + kIndex) * group_slots + kIndex * (in.n + 1) + in.x + in.y);
   t.storage_bytes = in.csr_storage;
   t.slots = in.nnz;
@@ -83,7 +85,7 @@ Traffic ell(const TrafficInput& in) {
 }
 
 Traffic csr_scalar(const TrafficInput& in) {
-  Traffic t = one_part(Format::CsrScalar, (in.tau + kIndex) * warp_slots(in.s.lengths) + kIndex * (in.n + 1) + in.x + in.y);
+  Traffic t = one_part(Format::CsrScalar, (in.tau + kIndex) * warp_slots(in.s.caller_warps) + kIndex * (in.n + 1) + in.x + in.y);
   t.storage_bytes = in.csr_storage;
   t.slots = in.nnz;
   t.chain_elements = in.maxlen;
@@ -159,7 +161,7 @@ Traffic pkt(const TrafficInput& in) {
 }
 
 Traffic ellr(const TrafficInput& in) {
-  Traffic t = one_part(Format::Ellr, (in.tau + kIndex) * warp_slots(in.s.lengths) + kIndex * in.n + in.x + in.y);
+  Traffic t = one_part(Format::Ellr, (in.tau + kIndex) * warp_slots(in.s.caller_warps) + kIndex * in.n + in.x + in.y);
   t.slots = in.maxlen * in.pitch;
   t.storage_bytes = (in.tau + kIndex) * t.slots + kIndex * in.n;
   t.chain_elements = in.maxlen;
@@ -171,14 +173,14 @@ Traffic ellr(const TrafficInput& in) {
 // PELLR keeps the caller's order where sorting would not pay
 // (pellr_should_sort, as its conversion decides): no permuted y then.
 Traffic sorted_rows(Format f, const TrafficInput& in) {
-  auto desc = sorted(in.s.rows, true);
+  WarpIterations warps = descending_warps(in.s.rows);
   double perm_bytes = kIndex * in.n;
-  if (f == Format::Pellr && !pellr_should_sort(warp_iterations(in.s.lengths), warp_iterations(desc))) {
-    desc = in.s.lengths;
+  if (f == Format::Pellr && !pellr_should_sort(in.s.caller_warps, warps)) {
+    warps = in.s.caller_warps;
     perm_bytes = 0;
   }
-  Traffic t = one_part(f, (in.tau + kIndex) * warp_slots(desc) + 3 * kIndex * in.n / 32 + perm_bytes + in.x + in.y);
-  t.slots = f == Format::Pellr ? warp_slots(desc) : in.nnz;
+  Traffic t = one_part(f, (in.tau + kIndex) * warp_slots(warps) + 3 * kIndex * in.n / 32 + perm_bytes + in.x + in.y);
+  t.slots = f == Format::Pellr ? warp_slots(warps) : in.nnz;
   t.storage_bytes = (in.tau + kIndex) * t.slots + kIndex * in.n;
   t.chain_elements = in.maxlen;
   return t;
@@ -232,19 +234,26 @@ Traffic csr_merge(const TrafficInput& in) {
 // rows than lanes lower the split towards 32 and let lanes share the
 // sub-ELL rows.
 Traffic evc_hyb(const TrafficInput& in) {
-  const auto asc = sorted(in.s.rows, false);
+  const RowLengthStats& rs = in.s.rows;
   const std::int64_t lanes_on_device = std::int64_t(in.hw.processors) * 2048;
-  const std::int64_t split = evc_auto_split(in.s.rows.nrows, lanes_on_device);
-  const std::int64_t short_rows = std::upper_bound(asc.begin(), asc.end(), split) - asc.begin();
+  const std::int64_t split = evc_auto_split(rs.nrows, lanes_on_device);
+  // Sorted ascending (from the histogram): rows of at most `split` entries,
+  // whole slices of them to sub-ELL, each slice as wide as its last row.
+  const std::int64_t short_rows =
+      rs.cum_rows.empty() || split < 0 ? 0 : rs.cum_rows[static_cast<std::size_t>(std::min(split, rs.max))];
   const std::int64_t isplit = short_rows / 32 * 32;
   double ell = 0, vcsr = 0;
-  for (std::int64_t r = 0; r < isplit; r += 32) ell += 32.0 * double(asc[static_cast<std::size_t>(r + 31)]);
-  for (std::size_t r = static_cast<std::size_t>(isplit); r < asc.size(); ++r) vcsr += double((asc[r] + 31) / 32 * 32);
+  for (std::int64_t r = 0; r < isplit; r += 32) ell += 32.0 * double(length_at_rank(rs, r + 31, false));
+  for (std::size_t len = 0; len < rs.counts.size(); ++len) {
+    const std::int64_t first = len ? rs.cum_rows[len - 1] : 0, past = rs.cum_rows[len];
+    const std::int64_t rows = past - std::max(first, isplit);
+    if (rows > 0) vcsr += double(rows) * double((std::int64_t(len) + 31) / 32 * 32);
+  }
   const double slots = ell + vcsr;
   Traffic t = one_part(Format::EvcHyb, (in.tau + kIndex) * slots + kIndex * in.n + in.x_ascending + in.y);
   t.slots = slots;
   t.storage_bytes = (in.tau + kIndex) * slots + 2 * kIndex * in.n;
-  const std::int64_t width = isplit > 0 ? asc[static_cast<std::size_t>(isplit - 1)] : 0;
+  const std::int64_t width = isplit > 0 ? length_at_rank(rs, isplit - 1, false) : 0;
   const int lanes = evc_lanes_for_width(width, evc_lane_cap(isplit, lanes_on_device));
   t.chain_elements = std::ceil(double(width) / lanes) + in.maxlen / 256;
   return t;

@@ -60,16 +60,21 @@ struct Traffic {
 // Format f's traffic (f is a storage format, not auto).
 Traffic format_traffic(Format f, const TrafficInput& in);
 
-// The row lengths sorted, from their histogram (linear in rows).
-inline std::vector<std::int64_t> sorted(const RowLengthStats& r, bool descending) {
-  std::vector<std::int64_t> v;
-  v.reserve(static_cast<std::size_t>(r.nrows));
-  const std::int64_t top = static_cast<std::int64_t>(r.counts.size()) - 1;
-  for (std::int64_t i = 0; i <= top; ++i) {
-    const std::int64_t len = descending ? top - i : i;
-    v.insert(v.end(), static_cast<std::size_t>(r.counts[static_cast<std::size_t>(len)]), len);
-  }
-  return v;
+// The length of the row at rank k (from 0) of the lengths sorted
+// ascending, or descending from the longest: a search of the histogram's
+// running counts (cum_rows[i]: rows of at most i entries).
+inline std::int64_t length_at_rank(const RowLengthStats& r, std::int64_t k, bool descending) {
+  if (descending) k = r.nrows - 1 - k;
+  return std::upper_bound(r.cum_rows.begin(), r.cum_rows.end(), k) - r.cum_rows.begin();
+}
+
+// pellr eqs. 1-2 with the rows sorted longest first, from the histogram: a
+// warp's longest row is its first; N_p does not depend on the order.
+inline WarpIterations descending_warps(const RowLengthStats& r) {
+  WarpIterations w;
+  for (std::int64_t k = 0; k < r.nrows; k += 32) w.n_iter += length_at_rank(r, k, true);
+  w.n_p = 2 * r.nnz - (r.nrows + 31) / 32 * 32;
+  return w;
 }
 
 }  // namespace kspmv::model_detail

@@ -121,6 +121,7 @@ struct PatternStats {
   double sorted_row_sector_bytes = 0;  // csr-adaptive's row_ptr, column, value and y bytes in whole sectors, that order
   std::int64_t diagonals = 0;       // distinct j - i
   std::vector<std::int64_t> lengths;  // row lengths, caller order
+  WarpIterations caller_warps;      // pellr eqs. 1-2 over 32-row warps in the caller's order
   std::int64_t ehyb_window = 0;     // rows per EHYB part assumed
   double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
   double pkt_in_packet = 0;         // the same for PKT's default packets (pkt_default_rows)
