@@ -170,7 +170,7 @@ struct WarpPick {
   double weight;
 };
 
-// The warps (32 positions of an order whose rows have lengths len_at(p))
+// The warps (32 positions of an order; warp w holds entries[w] entries)
 // the per-warp figures read. Every one (a single run, weight 1) where the
 // rows hold at most max_entries entries or max_entries is 0. Else a
 // systematic sample with probability proportional to a warp's entries plus
@@ -183,12 +183,9 @@ struct WarpPick {
 // would read them and one or two of the rest (figures 30-40% off on
 // rmat:15-18 at small budgets, within 1% with the floor). On a stencil
 // the sample is a stride through the rows.
-template <class LengthAt>
-std::vector<WarpPick> pick_warps(std::size_t n, const LengthAt& len_at, std::int64_t max_entries) {
-  const std::size_t warps = (n + 31) / 32;
-  std::vector<double> entries(warps, 0.0);
+std::vector<WarpPick> pick_warps(std::size_t n, const std::vector<double>& entries, std::int64_t max_entries) {
+  const std::size_t warps = entries.size();
   double total = 0;
-  for (std::size_t p = 0; p < n; ++p) entries[p / 32] += double(len_at(p));
   for (double e : entries) total += e;
   if (max_entries <= 0 || total <= double(max_entries)) return {{0, n, 1.0}};
   // Expected entries read = sum over warps of min(1, size / step) * entries
@@ -212,6 +209,68 @@ std::vector<WarpPick> pick_warps(std::size_t n, const LengthAt& len_at, std::int
     picks.push_back({w * 32, std::min(n, w * 32 + 32), size >= step ? 1.0 : step / size});
   }
   return picks;
+}
+
+// Entries a warp of 32 rows holds, the caller's order.
+std::vector<double> caller_warp_entries(const std::vector<std::int64_t>& lengths) {
+  std::vector<double> e((lengths.size() + 31) / 32, 0.0);
+  for (std::size_t p = 0; p < lengths.size(); ++p) e[p / 32] += double(lengths[p]);
+  return e;
+}
+
+// The same in the ascending-length order, from the histogram alone (rows
+// of one length take consecutive ranks).
+std::vector<double> ascending_warp_entries(const RowLengthStats& r) {
+  std::vector<double> e(static_cast<std::size_t>((r.nrows + 31) / 32), 0.0);
+  std::int64_t rank = 0;
+  for (std::size_t len = 0; len < r.counts.size(); ++len) {
+    for (std::int64_t left = r.counts[len]; left > 0;) {
+      const std::int64_t take = std::min(left, 32 - rank % 32);
+      e[static_cast<std::size_t>(rank / 32)] += double(take) * double(len);
+      rank += take;
+      left -= take;
+    }
+  }
+  return e;
+}
+
+// The rows the picks of the ascending-length order read (rows of equal
+// length in their own order, as rows_by_length sorts them), one pick after
+// another; the picks re-based onto that list. Every warp picked: the whole
+// sorted order. Else one pass over the lengths finds the k-th row of each
+// length asked for, instead of sorting millions of rows for a few thousand.
+std::vector<ordinal_t> ascending_rows(const std::vector<std::int64_t>& lengths, const RowLengthStats& r,
+                                      std::vector<WarpPick>& picks) {
+  if (picks.size() == 1 && picks[0].first == 0 && picks[0].last == lengths.size())
+    return rows_by_length(lengths, false);
+  struct Ask {
+    std::int64_t len, k;
+    std::size_t slot;
+  };
+  std::vector<Ask> asks;
+  std::vector<ordinal_t> rows;
+  for (WarpPick& w : picks) {
+    const std::size_t at = rows.size();
+    for (std::size_t p = w.first; p < w.last; ++p) {
+      const std::int64_t len = model_detail::length_at_rank(r, static_cast<std::int64_t>(p), false);
+      const std::int64_t before = len ? r.cum_rows[static_cast<std::size_t>(len - 1)] : 0;
+      asks.push_back({len, static_cast<std::int64_t>(p) - before, rows.size()});
+      rows.push_back(-1);
+    }
+    w = {at, rows.size(), w.weight};
+  }
+  std::sort(asks.begin(), asks.end(), [](const Ask& a, const Ask& b) { return a.len != b.len ? a.len < b.len : a.k < b.k; });
+  // next[len]: the first ask of that length not yet answered.
+  std::vector<std::size_t> next(r.counts.size() + 1, asks.size());
+  for (std::size_t q = asks.size(); q-- > 0;) next[static_cast<std::size_t>(asks[q].len)] = q;
+  std::vector<std::int64_t> seen(r.counts.size(), 0);
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const std::size_t len = static_cast<std::size_t>(lengths[i]);
+    const std::int64_t k = seen[len]++;
+    for (std::size_t& q = next[len]; q < asks.size() && asks[q].len == std::int64_t(len) && asks[q].k == k; ++q)
+      rows[asks[q].slot] = static_cast<ordinal_t>(i);
+  }
+  return rows;
 }
 
 // The per-warp figures over the picked warps of each order.
@@ -278,11 +337,10 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
   s.lengths = row_lengths(a);
   s.rows = row_length_stats(s.lengths, a.ncols);
   s.caller_warps = warp_iterations(s.lengths);
-  const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
   const std::size_t n = static_cast<std::size_t>(a.nrows);
-  const auto caller_picks = pick_warps(n, [&](std::size_t p) { return s.lengths[p]; }, max_entries / 2);
-  const auto ascending_picks =
-      pick_warps(n, [&](std::size_t p) { return s.lengths[static_cast<std::size_t>(order[p])]; }, max_entries / 2);
+  const auto caller_picks = pick_warps(n, caller_warp_entries(s.lengths), max_entries / 2);
+  auto ascending_picks = pick_warps(n, ascending_warp_entries(s.rows), max_entries / 2);
+  const std::vector<ordinal_t> order = ascending_rows(s.lengths, s.rows, ascending_picks);
   warp_figures(s, CsrRows<Scalar>{&a, nullptr}, caller_picks, CsrRows<Scalar>{&a, &order}, ascending_picks,
                scalar_bytes);
   std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
@@ -316,11 +374,10 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
   s.lengths = src.lengths;
   s.rows = row_length_stats(s.lengths, src.ncols);
   s.caller_warps = warp_iterations(s.lengths);
-  const std::vector<ordinal_t> order = rows_by_length(s.lengths, false);
   const std::size_t n = static_cast<std::size_t>(src.nrows);
-  auto caller_picks = pick_warps(n, [&](std::size_t p) { return s.lengths[p]; }, max_entries / 2);
-  auto ascending_picks =
-      pick_warps(n, [&](std::size_t p) { return s.lengths[static_cast<std::size_t>(order[p])]; }, max_entries / 2);
+  auto caller_picks = pick_warps(n, caller_warp_entries(s.lengths), max_entries / 2);
+  auto ascending_picks = pick_warps(n, ascending_warp_entries(s.rows), max_entries / 2);
+  const std::vector<ordinal_t> order = ascending_rows(s.lengths, s.rows, ascending_picks);
   const FetchedRows caller = fetch_picked(src, nullptr, caller_picks);
   const FetchedRows ascending = fetch_picked(src, &order, ascending_picks);
   warp_figures(s, caller, caller_picks, ascending, ascending_picks, scalar_bytes);
