@@ -69,15 +69,13 @@ TEST(TrafficModel, HybSplitOnConstructedDistributions) {
   std::vector<std::int64_t> len(4000, 4);
   len.push_back(10000);
   PatternStats s;
-  s.lengths = len;
   s.rows = row_length_stats(len, 20000);
   EXPECT_EQ(model_hyb_k(s, 8, hw), 4);
   // The paper's Algorithm 2 starts at E(X) = 6.5 and cannot find it.
   EXPECT_GE(paper_hyb_k(s.rows, 8, hw), 6);
   // All rows equal: no COO part at all (saves its launches).
   PatternStats u;
-  u.lengths.assign(5000, 7);
-  u.rows = row_length_stats(u.lengths, 5000);
+  u.rows = row_length_stats(std::vector<std::int64_t>(5000, 7), 5000);
   EXPECT_EQ(model_hyb_k(u, 8, hw), 7);
   EXPECT_EQ(paper_hyb_k(u.rows, 8, hw), 7);
   // The 1/3 rule's K is what estimate() uses when hyb_k < 0.

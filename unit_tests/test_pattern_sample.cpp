@@ -17,8 +17,10 @@ using Exec = Kokkos::DefaultExecutionSpace;
 
 void expect_same(const PatternStats& a, const PatternStats& b, const std::string& what) {
   SCOPED_TRACE(what);
-  EXPECT_EQ(a.lengths, b.lengths);
+  EXPECT_EQ(a.rows.nrows, b.rows.nrows);
   EXPECT_EQ(a.rows.nnz, b.rows.nnz);
+  EXPECT_EQ(a.caller_warps.n_iter, b.caller_warps.n_iter);
+  EXPECT_EQ(a.caller_warps.n_p, b.caller_warps.n_p);
   EXPECT_EQ(a.rows.counts, b.rows.counts);
   EXPECT_DOUBLE_EQ(a.alpha, b.alpha);
   EXPECT_DOUBLE_EQ(a.alpha_ascending, b.alpha_ascending);
@@ -39,18 +41,33 @@ HostCsr<double> with_empty_rows() {
   return to_csr(c);
 }
 
-// A source over a HostCsr that counts what it is asked to fetch.
+// A source over a HostCsr, written apart from the library's own, that
+// counts the entries it is asked to fetch.
 PatternSource counting_source(const HostCsr<double>& a, const PatternStats& exact, std::int64_t& fetched) {
   PatternSource src;
   src.nrows = a.nrows;
   src.ncols = a.ncols;
-  src.lengths = row_lengths(a);
+  const std::vector<std::int64_t> len = row_lengths(a);
+  src.length_counts.assign(static_cast<std::size_t>(*std::max_element(len.begin(), len.end())) + 1, 0);
+  for (const auto l : len) ++src.length_counts[static_cast<std::size_t>(l)];
+  src.caller_warps = warp_iterations(len);
+  src.warp_entries.assign((len.size() + 31) / 32, 0.0);
+  for (std::size_t p = 0; p < len.size(); ++p) src.warp_entries[p / 32] += double(len[p]);
   src.diagonals = exact.diagonals;
-  src.fetch_rows = [&a, &fetched](const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins,
-                                  std::vector<ordinal_t>& cols) {
-    for (const ordinal_t r : ids) {
-      begins.push_back(a.row_ptr[r]);
-      cols.insert(cols.end(), a.col_idx.begin() + a.row_ptr[r], a.col_idx.begin() + a.row_ptr[r + 1]);
+  std::vector<ordinal_t> ascending(len.size());
+  std::iota(ascending.begin(), ascending.end(), 0);
+  std::stable_sort(ascending.begin(), ascending.end(), [&](ordinal_t x, ordinal_t y) { return len[x] < len[y]; });
+  src.fetch_rows = [&a, &fetched, ascending](const std::vector<std::int64_t>& positions, std::size_t first_ascending,
+                                             SampledRows& out) {
+    out = SampledRows{};
+    out.local.push_back(0);
+    for (std::size_t q = 0; q < positions.size(); ++q) {
+      const ordinal_t r =
+          q < first_ascending ? static_cast<ordinal_t>(positions[q]) : ascending[static_cast<std::size_t>(positions[q])];
+      out.ids.push_back(r);
+      out.begins.push_back(a.row_ptr[r]);
+      out.cols.insert(out.cols.end(), a.col_idx.begin() + a.row_ptr[r], a.col_idx.begin() + a.row_ptr[r + 1]);
+      out.local.push_back(static_cast<std::int64_t>(out.cols.size()));
       fetched += a.row_ptr[r + 1] - a.row_ptr[r];
     }
   };
@@ -115,7 +132,8 @@ TEST(PatternSample, StandsForTheWholeMatrix) {
     near(sample.sorted_row_sector_bytes, exact.sorted_row_sector_bytes, "sorted_row_sector_bytes");
     near(sample.scalar_lines, exact.scalar_lines, "scalar_lines");
     near(sample.adaptive_lines, exact.adaptive_lines, "adaptive_lines");
-    EXPECT_EQ(sample.lengths, exact.lengths);
+    EXPECT_EQ(sample.rows.counts, exact.rows.counts);
+    EXPECT_EQ(sample.caller_warps.n_iter, exact.caller_warps.n_iter);
   }
 }
 
@@ -123,21 +141,39 @@ TEST(PatternSample, ABadSourceIsATypedError) {
   const auto a = generate<double>("lap2d:40");
   const PatternStats exact = pattern_stats(a, 8, default_model());
   std::int64_t fetched = 0;
-  PatternSource short_lengths = counting_source(a, exact, fetched);
-  short_lengths.lengths.pop_back();
-  EXPECT_THROW(pattern_stats(short_lengths, 8, 0), InvalidArgumentError);
+  EXPECT_NO_THROW(pattern_stats(counting_source(a, exact, fetched), 8, 0));
+  PatternSource short_histogram = counting_source(a, exact, fetched);
+  --short_histogram.length_counts.back();
+  EXPECT_THROW(pattern_stats(short_histogram, 8, 0), InvalidArgumentError);
+  PatternSource negative_count = counting_source(a, exact, fetched);
+  negative_count.length_counts.push_back(-1);
+  negative_count.length_counts.push_back(1);
+  EXPECT_THROW(pattern_stats(negative_count, 8, 0), InvalidArgumentError);
+  PatternSource short_warps = counting_source(a, exact, fetched);
+  short_warps.warp_entries.pop_back();
+  EXPECT_THROW(pattern_stats(short_warps, 8, 0), InvalidArgumentError);
   PatternSource no_fetch = counting_source(a, exact, fetched);
   no_fetch.fetch_rows = nullptr;
   EXPECT_THROW(pattern_stats(no_fetch, 8, 0), InvalidArgumentError);
   PatternSource drops_a_row = counting_source(a, exact, fetched);
-  drops_a_row.fetch_rows = [&a](const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins,
-                                std::vector<ordinal_t>& cols) {
-    for (std::size_t q = 0; q + 1 < ids.size(); ++q) {
-      begins.push_back(a.row_ptr[ids[q]]);
-      cols.insert(cols.end(), a.col_idx.begin() + a.row_ptr[ids[q]], a.col_idx.begin() + a.row_ptr[ids[q] + 1]);
-    }
+  const auto whole = drops_a_row.fetch_rows;
+  drops_a_row.fetch_rows = [whole](const std::vector<std::int64_t>& positions, std::size_t first, SampledRows& out) {
+    whole(positions, first, out);
+    out.ids.pop_back();
   };
   EXPECT_THROW(pattern_stats(drops_a_row, 8, 0), InvalidArgumentError);
+  PatternSource row_out_of_range = counting_source(a, exact, fetched);
+  row_out_of_range.fetch_rows = [whole](const std::vector<std::int64_t>& positions, std::size_t first, SampledRows& out) {
+    whole(positions, first, out);
+    out.ids[0] = 1 << 30;
+  };
+  EXPECT_THROW(pattern_stats(row_out_of_range, 8, 0), InvalidArgumentError);
+  PatternSource short_columns = counting_source(a, exact, fetched);
+  short_columns.fetch_rows = [whole](const std::vector<std::int64_t>& positions, std::size_t first, SampledRows& out) {
+    whole(positions, first, out);
+    out.cols.pop_back();
+  };
+  EXPECT_THROW(pattern_stats(short_columns, 8, 0), InvalidArgumentError);
 }
 
 TEST(PatternSample, AutoRefusesANegativeBudget) {
@@ -163,4 +199,29 @@ TEST(RowsByLength, IsAStableSortByLength) {
   }
   EXPECT_TRUE(rows_by_length({}, false).empty());
   EXPECT_THROW(rows_by_length({3, -1}, false), InvalidArgumentError);
+}
+
+TEST(RowLengthStats, FromTheHistogramEqualsFromTheLengths) {
+  std::vector<std::int64_t> len(3000);
+  std::uint64_t x = 99;
+  for (auto& l : len) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    l = static_cast<std::int64_t>((x >> 33) % 23) + 2;  // no empty rows, no rows of one entry
+  }
+  const RowLengthStats want = row_length_stats(len, 4000);
+  std::vector<std::int64_t> counts(40, 0);  // trailing zeros, dropped
+  for (const auto l : len) ++counts[static_cast<std::size_t>(l)];
+  const RowLengthStats got = row_length_stats_from_counts(counts, 4000);
+  EXPECT_EQ(got.nrows, want.nrows);
+  EXPECT_EQ(got.nnz, want.nnz);
+  EXPECT_EQ(got.min, want.min);
+  EXPECT_EQ(got.min, 2);
+  EXPECT_EQ(got.max, want.max);
+  EXPECT_EQ(got.counts, want.counts);
+  EXPECT_EQ(got.cum_rows, want.cum_rows);
+  EXPECT_EQ(got.fractiles, want.fractiles);
+  EXPECT_DOUBLE_EQ(got.skewness, want.skewness);
+  EXPECT_EQ(row_length_stats_from_counts({}, 5).nrows, 0);
+  EXPECT_EQ(row_length_stats_from_counts({0, 0}, 5).counts.size(), 0u);
+  EXPECT_THROW(row_length_stats_from_counts({3, -1, 2}, 5), InvalidArgumentError);
 }

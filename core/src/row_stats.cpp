@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 namespace kspmv {
 
@@ -44,19 +46,33 @@ double RowLengthStats::fractile_mean() const {
 
 RowLengthStats row_length_stats(const std::vector<std::int64_t>& lengths, std::int64_t ncols, int W) {
   if (W < 1) throw InvalidArgumentError("the number of fractiles W must be >= 1");
+  std::vector<std::int64_t> counts;
+  if (!lengths.empty()) {
+    const std::int64_t lo = *std::min_element(lengths.begin(), lengths.end());
+    if (lo < 0) throw InvalidArgumentError("negative row length");
+    counts.assign(static_cast<std::size_t>(*std::max_element(lengths.begin(), lengths.end())) + 1, 0);
+    for (auto k : lengths) ++counts[static_cast<std::size_t>(k)];
+  }
+  return row_length_stats_from_counts(std::move(counts), ncols, W);
+}
+
+RowLengthStats row_length_stats_from_counts(std::vector<std::int64_t> counts, std::int64_t ncols, int W) {
+  if (W < 1) throw InvalidArgumentError("the number of fractiles W must be >= 1");
   RowLengthStats s;
-  s.nrows = static_cast<std::int64_t>(lengths.size());
   s.ncols = ncols;
   s.W = W;
-  if (lengths.empty()) return s;
-  s.min = *std::min_element(lengths.begin(), lengths.end());
-  s.max = *std::max_element(lengths.begin(), lengths.end());
-  if (s.min < 0) throw InvalidArgumentError("negative row length");
-  s.counts.assign(static_cast<std::size_t>(s.max) + 1, 0);
-  for (auto k : lengths) {
-    ++s.counts[k];
-    s.nnz += k;
+  for (std::size_t l = 0; l < counts.size(); ++l) {
+    if (counts[l] < 0)
+      throw InvalidArgumentError("row length histogram: " + std::to_string(counts[l]) + " rows of length " +
+                                 std::to_string(l));
+    s.nrows += counts[l];
+    s.nnz += static_cast<std::int64_t>(l) * counts[l];
   }
+  while (!counts.empty() && counts.back() == 0) counts.pop_back();
+  if (s.nrows == 0) return s;
+  s.counts = std::move(counts);
+  s.max = static_cast<std::int64_t>(s.counts.size()) - 1;
+  while (s.counts[static_cast<std::size_t>(s.min)] == 0) ++s.min;
   s.cum_rows.resize(s.counts.size());
   s.cum_nnz.resize(s.counts.size());
   for (std::size_t i = 0; i < s.counts.size(); ++i) {

@@ -27,27 +27,12 @@ struct RowRef {
   std::int64_t col(std::int64_t k) const { return cols[k - begin]; }
 };
 
-// A HostCsr's rows in `order` (null: the caller's order).
-template <class Scalar>
-struct CsrRows {
-  const HostCsr<Scalar>* a;
-  const std::vector<ordinal_t>* order;
-  RowRef operator[](std::size_t p) const {
-    const std::int64_t r = order ? (*order)[p] : static_cast<std::int64_t>(p);
-    const std::int64_t b = a->row_ptr[static_cast<std::size_t>(r)];
-    return {r, b, a->row_ptr[static_cast<std::size_t>(r) + 1], a->col_idx.data() + b};
-  }
-};
-
-// Rows fetched from a matrix not at hand (PatternSource::fetch_rows), one
-// after another.
+// Rows fetched from a source, one after another.
 struct FetchedRows {
-  std::vector<ordinal_t> ids;
-  std::vector<offset_t> begins;
-  std::vector<std::int64_t> local;  // ids.size() + 1 offsets into cols
-  std::vector<ordinal_t> cols;
+  const SampledRows* f;
   RowRef operator[](std::size_t p) const {
-    return {ids[p], begins[p], begins[p] + (local[p + 1] - local[p]), cols.data() + local[p]};
+    const std::int64_t b = f->begins[p];
+    return {f->ids[p], b, b + (f->local[p + 1] - f->local[p]), f->cols.data() + f->local[p]};
   }
 };
 
@@ -234,30 +219,28 @@ std::vector<double> ascending_warp_entries(const RowLengthStats& r) {
   return e;
 }
 
-// The rows the picks of the ascending-length order read (rows of equal
-// length in their own order, as rows_by_length sorts them), one pick after
-// another; the picks re-based onto that list. Every warp picked: the whole
-// sorted order. Else one pass over the lengths finds the k-th row of each
-// length asked for, instead of sorting millions of rows for a few thousand.
-std::vector<ordinal_t> ascending_rows(const std::vector<std::int64_t>& lengths, const RowLengthStats& r,
-                                      std::vector<WarpPick>& picks) {
-  if (picks.size() == 1 && picks[0].first == 0 && picks[0].last == lengths.size())
-    return rows_by_length(lengths, false);
+// The rows at `ranks` of the ascending-length order (rows of equal length
+// in their own order, as rows_by_length sorts them). Most ranks: the whole
+// sorted order. A few: one pass over the lengths finds the k-th row of
+// each length asked for, instead of sorting millions of rows for a few
+// thousand.
+std::vector<ordinal_t> ascending_rows_at(const std::vector<std::int64_t>& lengths, const RowLengthStats& r,
+                                         const std::int64_t* ranks, std::size_t count) {
+  std::vector<ordinal_t> rows(count, -1);
+  if (count >= lengths.size() / 8) {
+    const std::vector<ordinal_t> order = rows_by_length(lengths, false);
+    for (std::size_t q = 0; q < count; ++q) rows[q] = order[static_cast<std::size_t>(ranks[q])];
+    return rows;
+  }
   struct Ask {
     std::int64_t len, k;
     std::size_t slot;
   };
-  std::vector<Ask> asks;
-  std::vector<ordinal_t> rows;
-  for (WarpPick& w : picks) {
-    const std::size_t at = rows.size();
-    for (std::size_t p = w.first; p < w.last; ++p) {
-      const std::int64_t len = model_detail::length_at_rank(r, static_cast<std::int64_t>(p), false);
-      const std::int64_t before = len ? r.cum_rows[static_cast<std::size_t>(len - 1)] : 0;
-      asks.push_back({len, static_cast<std::int64_t>(p) - before, rows.size()});
-      rows.push_back(-1);
-    }
-    w = {at, rows.size(), w.weight};
+  std::vector<Ask> asks(count);
+  for (std::size_t q = 0; q < count; ++q) {
+    const std::int64_t len = model_detail::length_at_rank(r, ranks[q], false);
+    const std::int64_t before = len ? r.cum_rows[static_cast<std::size_t>(len - 1)] : 0;
+    asks[q] = {len, ranks[q] - before, q};
   }
   std::sort(asks.begin(), asks.end(), [](const Ask& a, const Ask& b) { return a.len != b.len ? a.len < b.len : a.k < b.k; });
   // next[len]: the first ask of that length not yet answered.
@@ -307,86 +290,105 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
   s.adaptive_lines = adaptive_lines;
 }
 
-// The picks re-based onto the rows fetched for them, picks of both orders
-// fetched in one call.
-FetchedRows fetch_picked(const PatternSource& src, const std::vector<ordinal_t>* order,
-                         std::vector<WarpPick>& picks) {
-  FetchedRows f;
+// The positions the picks cover, one pick after another, and the picks
+// re-based onto that list (from `at`).
+void append_positions(std::vector<WarpPick>& picks, std::vector<std::int64_t>& positions) {
   for (WarpPick& w : picks) {
-    const std::size_t at = f.ids.size();
-    for (std::size_t p = w.first; p < w.last; ++p) f.ids.push_back(order ? (*order)[p] : static_cast<ordinal_t>(p));
-    w = {at, f.ids.size(), w.weight};
+    const std::size_t at = positions.size();
+    for (std::size_t p = w.first; p < w.last; ++p) positions.push_back(static_cast<std::int64_t>(p));
+    w = {at, positions.size(), w.weight};
   }
-  f.local.assign(f.ids.size() + 1, 0);
-  for (std::size_t q = 0; q < f.ids.size(); ++q)
-    f.local[q + 1] = f.local[q] + src.lengths[static_cast<std::size_t>(f.ids[q])];
-  src.fetch_rows(f.ids, f.begins, f.cols);
-  if (f.begins.size() != f.ids.size() || f.cols.size() != static_cast<std::size_t>(f.local.back()))
-    throw InvalidArgumentError("pattern_stats: fetch_rows returned " + std::to_string(f.begins.size()) + " rows and " +
-                               std::to_string(f.cols.size()) + " columns for " + std::to_string(f.ids.size()) +
-                               " rows of " + std::to_string(f.local.back()) + " entries");
-  return f;
 }
 
 }  // namespace
 
-template <class Scalar>
-PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window,
-                           std::int64_t max_entries) {
-  PatternStats s;
-  s.lengths = row_lengths(a);
-  s.rows = row_length_stats(s.lengths, a.ncols);
-  s.caller_warps = warp_iterations(s.lengths);
-  const std::size_t n = static_cast<std::size_t>(a.nrows);
-  const auto caller_picks = pick_warps(n, caller_warp_entries(s.lengths), max_entries / 2);
-  auto ascending_picks = pick_warps(n, ascending_warp_entries(s.rows), max_entries / 2);
-  const std::vector<ordinal_t> order = ascending_rows(s.lengths, s.rows, ascending_picks);
-  warp_figures(s, CsrRows<Scalar>{&a, nullptr}, caller_picks, CsrRows<Scalar>{&a, &order}, ascending_picks,
-               scalar_bytes);
-  std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
-  std::int64_t in = 0, in_packet = 0;
-  const std::int64_t packet_rows = pkt_default_rows(scalar_bytes);
-  s.ehyb_window = std::max<std::int64_t>(1, ehyb_window);
-  for (ordinal_t i = 0; i < a.nrows; ++i) {
-    std::int64_t row_in_packet = 0;
-    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      const std::int64_t d = std::int64_t(a.col_idx[k]) - i + a.nrows;
-      if (!seen[static_cast<std::size_t>(d)]) {
-        seen[static_cast<std::size_t>(d)] = 1;
-        ++s.diagonals;
-      }
-      if (i / s.ehyb_window == a.col_idx[k] / s.ehyb_window) ++in;
-      if (i / packet_rows == a.col_idx[k] / packet_rows) ++row_in_packet;
-    }
-    in_packet += row_in_packet;
-    s.pkt_longest_in_packet = std::max(s.pkt_longest_in_packet, row_in_packet);
-  }
-  s.ehyb_in_part = a.nnz() ? double(in) / double(a.nnz()) : 1.0;
-  s.pkt_in_packet = a.nnz() ? double(in_packet) / double(a.nnz()) : 1.0;
-  return s;
-}
-
 PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries) {
-  if (static_cast<std::int64_t>(src.lengths.size()) != src.nrows || !src.fetch_rows)
-    throw InvalidArgumentError("pattern_stats: a source of " + std::to_string(src.nrows) + " rows needs as many lengths (got " +
-                               std::to_string(src.lengths.size()) + ") and fetch_rows");
+  const std::int64_t n = src.nrows;
+  std::int64_t counted = 0;
+  for (const std::int64_t c : src.length_counts) counted += c > 0 ? c : 0;
+  if (n < 0 || counted != n || static_cast<std::int64_t>(src.warp_entries.size()) != (n + 31) / 32 || !src.fetch_rows)
+    throw InvalidArgumentError("pattern_stats: a source of " + std::to_string(n) + " rows needs a histogram of as many (got " +
+                               std::to_string(counted) + "), " + std::to_string((n + 31) / 32) + " warp entries (got " +
+                               std::to_string(src.warp_entries.size()) + ") and fetch_rows");
   PatternStats s;
-  s.lengths = src.lengths;
-  s.rows = row_length_stats(s.lengths, src.ncols);
-  s.caller_warps = warp_iterations(s.lengths);
-  const std::size_t n = static_cast<std::size_t>(src.nrows);
-  auto caller_picks = pick_warps(n, caller_warp_entries(s.lengths), max_entries / 2);
-  auto ascending_picks = pick_warps(n, ascending_warp_entries(s.rows), max_entries / 2);
-  const std::vector<ordinal_t> order = ascending_rows(s.lengths, s.rows, ascending_picks);
-  const FetchedRows caller = fetch_picked(src, nullptr, caller_picks);
-  const FetchedRows ascending = fetch_picked(src, &order, ascending_picks);
-  warp_figures(s, caller, caller_picks, ascending, ascending_picks, scalar_bytes);
+  s.rows = row_length_stats_from_counts(src.length_counts, src.ncols);
+  s.caller_warps = src.caller_warps;
+  auto caller_picks = pick_warps(static_cast<std::size_t>(n), src.warp_entries, max_entries / 2);
+  auto ascending_picks = pick_warps(static_cast<std::size_t>(n), ascending_warp_entries(s.rows), max_entries / 2);
+  std::vector<std::int64_t> positions;
+  append_positions(caller_picks, positions);
+  const std::size_t first_ascending = positions.size();
+  append_positions(ascending_picks, positions);
+  SampledRows fetched;
+  src.fetch_rows(positions, first_ascending, fetched);
+  const auto& f = fetched;
+  bool ok = f.ids.size() == positions.size() && f.begins.size() == positions.size() &&
+            f.local.size() == positions.size() + 1 && f.local.front() == 0 &&
+            static_cast<std::int64_t>(f.cols.size()) == f.local.back();
+  for (std::size_t q = 0; ok && q < f.ids.size(); ++q) ok = f.local[q + 1] >= f.local[q] && f.ids[q] >= 0 && f.ids[q] < n;
+  if (!ok)
+    throw InvalidArgumentError("pattern_stats: fetch_rows returned " + std::to_string(f.ids.size()) + " rows, " +
+                               std::to_string(f.local.size()) + " offsets and " + std::to_string(f.cols.size()) +
+                               " columns for " + std::to_string(positions.size()) + " positions");
+  const FetchedRows rows{&fetched};
+  warp_figures(s, rows, caller_picks, rows, ascending_picks, scalar_bytes);
   s.diagonals = src.diagonals;
   s.ehyb_window = std::max<std::int64_t>(1, src.ehyb_window);
   s.ehyb_in_part = s.rows.nnz ? double(src.in_window) / double(s.rows.nnz) : 1.0;
   s.pkt_in_packet = s.rows.nnz ? double(src.in_packet) / double(s.rows.nnz) : 1.0;
   s.pkt_longest_in_packet = src.longest_in_packet;
   return s;
+}
+
+// A host matrix as a source: the same figures a device source sends, the
+// rows fetched from the matrix itself.
+template <class Scalar>
+PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window,
+                           std::int64_t max_entries) {
+  const std::vector<std::int64_t> lengths = row_lengths(a);
+  PatternSource src;
+  src.nrows = a.nrows;
+  src.ncols = a.ncols;
+  const RowLengthStats r = row_length_stats(lengths, a.ncols);
+  src.length_counts = r.counts;
+  src.caller_warps = warp_iterations(lengths);
+  src.warp_entries = caller_warp_entries(lengths);
+  std::vector<char> seen(static_cast<std::size_t>(a.nrows + a.ncols) + 1, 0);
+  const std::int64_t packet_rows = pkt_default_rows(scalar_bytes);
+  src.ehyb_window = std::max<std::int64_t>(1, ehyb_window);
+  for (ordinal_t i = 0; i < a.nrows; ++i) {
+    std::int64_t row_in_packet = 0;
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      const std::int64_t d = std::int64_t(a.col_idx[k]) - i + a.nrows;
+      if (!seen[static_cast<std::size_t>(d)]) {
+        seen[static_cast<std::size_t>(d)] = 1;
+        ++src.diagonals;
+      }
+      if (i / src.ehyb_window == a.col_idx[k] / src.ehyb_window) ++src.in_window;
+      if (i / packet_rows == a.col_idx[k] / packet_rows) ++row_in_packet;
+    }
+    src.in_packet += row_in_packet;
+    src.longest_in_packet = std::max(src.longest_in_packet, row_in_packet);
+  }
+  src.fetch_rows = [&](const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out) {
+    const std::vector<ordinal_t> ascending =
+        ascending_rows_at(lengths, r, positions.data() + first_ascending, positions.size() - first_ascending);
+    out.ids.resize(positions.size());
+    for (std::size_t q = 0; q < positions.size(); ++q)
+      out.ids[q] = q < first_ascending ? static_cast<ordinal_t>(positions[q]) : ascending[q - first_ascending];
+    out.begins.resize(positions.size());
+    out.local.assign(positions.size() + 1, 0);
+    for (std::size_t q = 0; q < positions.size(); ++q) {
+      const std::size_t row = static_cast<std::size_t>(out.ids[q]);
+      out.begins[q] = a.row_ptr[row];
+      out.local[q + 1] = out.local[q] + (a.row_ptr[row + 1] - a.row_ptr[row]);
+    }
+    out.cols.resize(static_cast<std::size_t>(out.local.back()));
+    for (std::size_t q = 0; q < positions.size(); ++q)
+      std::copy(a.col_idx.begin() + out.begins[q], a.col_idx.begin() + out.begins[q] + (out.local[q + 1] - out.local[q]),
+                out.cols.begin() + out.local[q]);
+  };
+  return pattern_stats(src, scalar_bytes, max_entries);
 }
 
 std::int64_t model_ehyb_window(std::int64_t nrows, const ModelHardware& hw) {

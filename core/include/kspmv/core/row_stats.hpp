@@ -41,6 +41,10 @@ struct RowLengthStats {
 // From a list of row lengths (the matrix's shape is passed for reports).
 RowLengthStats row_length_stats(const std::vector<std::int64_t>& lengths, std::int64_t ncols,
                                 int W = 32);
+// From the histogram alone: counts[l] rows of exactly l entries (trailing
+// zeros dropped; a negative count is an InvalidArgumentError). What a
+// matrix on a device sends back instead of a length per row.
+RowLengthStats row_length_stats_from_counts(std::vector<std::int64_t> counts, std::int64_t ncols, int W = 32);
 
 template <class Scalar>
 RowLengthStats row_length_stats(const HostCsr<Scalar>& a, int W = 32);

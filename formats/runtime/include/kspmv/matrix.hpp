@@ -400,9 +400,10 @@ class Matrix {
     vector_type y(Kokkos::view_alloc(space, std::string("kspmv::auto::y")), a.nrows);
     Kokkos::deep_copy(space, x, Scalar(1));
     Matrix best;
-    double best_loop = 0;
+    double best_loop = 0, setups = 0;
     std::string report;
     int tried = 0;
+    Kokkos::Timer timer;
     for (const auto& e : ranked) {
       if (tried >= opt.auto_candidates || !e.feasible) break;
       if (!best.empty() && e.setup_seconds > best_loop) continue;
@@ -413,11 +414,14 @@ class Matrix {
         continue;
       }
       ++tried;
+      setups += m.conversion_seconds();
       const double spmv = trial_seconds(space, [&] { m.apply(space, Scalar(1), x, Scalar(0), y); });
-      // A refresh with the values it holds (the same bits stay); a merged
-      // input's values are not at hand, so the model's figure.
+      // A refresh with the values it holds (the same bits stay), timed
+      // once after a warm-up: it weighs 1 / expected_applies of an SpMV in
+      // the loop, and a batch of refreshes cost up to 5 SpMVs each. A
+      // merged input's values are not at hand, so the model's figure.
       const double refresh = !merged && m.refreshable()
-                                 ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); })
+                                 ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); }, false)
                                  : e.refresh_seconds;
       const double loop = m.conversion_seconds() + refresh + opt.expected_applies * spmv;
       char line[160];
@@ -430,20 +434,23 @@ class Matrix {
       }
     }
     if (best.empty()) return best;
-    best.auto_note_ = "measured (" + report + "), expected_applies " + std::to_string(opt.expected_applies);
+    char trials[64];
+    std::snprintf(trials, sizeof trials, "; trials %.1f ms", (timer.seconds() - setups) * 1e3);
+    best.auto_note_ = "measured (" + report + trials + "), expected_applies " + std::to_string(opt.expected_applies);
     if (opt.transpose != TransposeBuild::Never) best.attach_transpose(d, opt);
     return best;
   }
 
   // Seconds one run of `run` takes on the device: a warm-up run, then the
-  // better of two batches of at least 0.2 ms each.
+  // better of two batches of at least 0.2 ms each (batches false: one run).
   template <class Run>
-  static double trial_seconds(const ExecSpace& space, Run&& run) {
+  static double trial_seconds(const ExecSpace& space, Run&& run, bool batches = true) {
     DeviceTimer<ExecSpace> timer(space);
     run();
     timer.start();
     run();
     const double one = std::max(timer.stop(), 1e-7);
+    if (!batches) return one;
     const int k = static_cast<int>(std::min(50.0, std::ceil(2e-4 / one)));
     double best = one;
     for (int b = 0; b < 2; ++b) {

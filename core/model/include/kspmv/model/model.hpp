@@ -120,7 +120,6 @@ struct PatternStats {
   double alpha_ascending = 1;       // the same, rows stably sorted by ascending length (csr-adaptive, EVC-HYB)
   double sorted_row_sector_bytes = 0;  // csr-adaptive's row_ptr, column, value and y bytes in whole sectors, that order
   std::int64_t diagonals = 0;       // distinct j - i
-  std::vector<std::int64_t> lengths;  // row lengths, caller order
   WarpIterations caller_warps;      // pellr eqs. 1-2 over 32-row warps in the caller's order
   std::int64_t ehyb_window = 0;     // rows per EHYB part assumed
   double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
@@ -152,21 +151,36 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const Mod
   return pattern_stats(a, scalar_bytes, model_ehyb_window(a.nrows, hw), max_entries);
 }
 
+// Rows fetched from a PatternSource: row ids[q] of the matrix, the offset
+// of its entries there (begins[q]) and its column indices,
+// cols[local[q]] .. cols[local[q + 1] - 1].
+struct SampledRows {
+  std::vector<ordinal_t> ids;
+  std::vector<offset_t> begins;
+  std::vector<std::int64_t> local;  // ids.size() + 1, from 0
+  std::vector<ordinal_t> cols;
+};
+
 // A matrix pattern_stats reads without holding it: one on a device
-// (device_pattern_stats.hpp fills this in with kernels there). Its row
-// lengths, the figures counted over every entry, and a way to fetch the
-// few rows the per-warp figures sample.
+// (device_pattern_stats.hpp fills this in with kernels there). What the
+// host gets is a few figures per 32-row warp at most, never one per row or
+// entry: the histogram of row lengths, the entries of each warp, the
+// figures counted over every entry, and a way to fetch the few rows the
+// per-warp figures sample.
 struct PatternSource {
   std::int64_t nrows = 0, ncols = 0;
-  std::vector<std::int64_t> lengths;  // nrows, the caller's order
-  std::int64_t diagonals = 0;         // distinct j - i
-  std::int64_t ehyb_window = 1;       // rows per EHYB part assumed (model_ehyb_window)
-  std::int64_t in_window = 0;         // entries with i / ehyb_window == j / ehyb_window
-  std::int64_t in_packet = 0;         // the same for pkt_default_rows
-  std::int64_t longest_in_packet = 0; // most in-packet entries of one row
-  // For the rows `ids` (in that order): each one's offset in the matrix's
-  // entries (begins) and its column indices, one row after another (cols).
-  std::function<void(const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins, std::vector<ordinal_t>& cols)>
+  std::vector<std::int64_t> length_counts;  // [l]: rows of exactly l entries
+  WarpIterations caller_warps;              // pellr eqs. 1-2, 32-row warps in the caller's order
+  std::vector<double> warp_entries;         // entries of each 32-row warp, the caller's order
+  std::int64_t diagonals = 0;               // distinct j - i
+  std::int64_t ehyb_window = 1;             // rows per EHYB part assumed (model_ehyb_window)
+  std::int64_t in_window = 0;               // entries with i / ehyb_window == j / ehyb_window
+  std::int64_t in_packet = 0;               // the same for pkt_default_rows
+  std::int64_t longest_in_packet = 0;       // most in-packet entries of one row
+  // The rows at `positions`, in that order: positions[q] for q <
+  // first_ascending in the caller's order, the rest in the ascending-length
+  // order (rows of one length in their own order, as rows_by_length).
+  std::function<void(const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out)>
       fetch_rows;
 };
 PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries);
