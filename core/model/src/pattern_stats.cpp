@@ -4,7 +4,12 @@
 // warp's loads touch) read every warp of the matrix, or, given a budget of
 // entries, a sample of warps that stands for the rest (pick_warps).
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/error.hpp"
@@ -256,17 +261,42 @@ std::vector<ordinal_t> ascending_rows_at(const std::vector<std::int64_t>& length
   return rows;
 }
 
-// The per-warp figures over the picked warps of each order.
+// Runs task(0) .. task(count - 1) on up to `threads` host threads. The
+// picks' figures are independent; each lands in its own slot and the sums
+// are taken afterwards in pick order, so the figures are the same bits
+// whatever the number of threads.
+template <class Task>
+void for_each_task(std::size_t count, unsigned threads, const Task& task) {
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, count));
+  if (threads <= 1) {
+    for (std::size_t t = 0; t < count; ++t) task(t);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_lock;
+  auto work = [&] {
+    try {
+      for (std::size_t t; (t = next.fetch_add(1)) < count;) task(t);
+    } catch (...) {
+      std::lock_guard<std::mutex> hold(failure_lock);
+      if (!failure) failure = std::current_exception();
+      next = count;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// The per-warp figures over the picked warps of each order, the picks
+// spread over the host's cores where they hold enough entries to pay for
+// the threads.
 template <class Rows>
 void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPick>& caller_picks, const Rows& ascending,
-                  const std::vector<WarpPick>& ascending_picks, int scalar_bytes) {
-  double sectors = 0, sectors_asc = 0, row_sectors = 0, scalar_lines = 0, adaptive_lines = 0;
-  for (const WarpPick& w : caller_picks) {
-    sectors += w.weight * x_sectors(caller, w.first, w.last, scalar_bytes);
-    // csr-scalar: a lane per row, the caller's order.
-    scalar_lines +=
-        w.weight * warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes);
-  }
+                  const std::vector<WarpPick>& ascending_picks, int scalar_bytes, std::int64_t entries) {
   // csr-adaptive walks its rows stably sorted by ascending length, EVC-HYB
   // by ascending length too (ties by first column; the stable order stands
   // in for it): their x sectors per warp, and csr-adaptive's row_ptr,
@@ -277,10 +307,35 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
   const auto adaptive_tpr = [block](const RowRef& r) {
     return std::int64_t(std::min(block, tpr_for_length(r.length(), block)));
   };
-  for (const WarpPick& w : ascending_picks) {
-    sectors_asc += w.weight * x_sectors(ascending, w.first, w.last, scalar_bytes);
-    row_sectors += w.weight * sorted_row_sectors(ascending, w.first, w.last, scalar_bytes);
-    adaptive_lines += w.weight * warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes);
+  const std::size_t nc = caller_picks.size();
+  std::vector<std::array<double, 3>> per_pick(nc + ascending_picks.size());
+  constexpr std::int64_t kEntriesPerThread = 32768;
+  const unsigned threads = static_cast<unsigned>(std::clamp<std::int64_t>(
+      std::min<std::int64_t>(std::thread::hardware_concurrency(), 16), 1, std::max<std::int64_t>(1, entries / kEntriesPerThread)));
+  for_each_task(per_pick.size(), threads, [&](std::size_t t) {
+    if (t < nc) {
+      const WarpPick& w = caller_picks[t];
+      // csr-scalar: a lane per row, the caller's order.
+      per_pick[t] = {x_sectors(caller, w.first, w.last, scalar_bytes),
+                     warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes),
+                     0.0};
+    } else {
+      const WarpPick& w = ascending_picks[t - nc];
+      per_pick[t] = {x_sectors(ascending, w.first, w.last, scalar_bytes),
+                     sorted_row_sectors(ascending, w.first, w.last, scalar_bytes),
+                     warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes)};
+    }
+  });
+  double sectors = 0, sectors_asc = 0, row_sectors = 0, scalar_lines = 0, adaptive_lines = 0;
+  for (std::size_t t = 0; t < nc; ++t) {
+    sectors += caller_picks[t].weight * per_pick[t][0];
+    scalar_lines += caller_picks[t].weight * per_pick[t][1];
+  }
+  for (std::size_t t = nc; t < per_pick.size(); ++t) {
+    const double weight = ascending_picks[t - nc].weight;
+    sectors_asc += weight * per_pick[t][0];
+    row_sectors += weight * per_pick[t][1];
+    adaptive_lines += weight * per_pick[t][2];
   }
   const double nnz = double(s.rows.nnz);
   s.alpha = nnz > 0 ? sectors * 32.0 / (double(scalar_bytes) * nnz) : 0.0;
@@ -331,7 +386,7 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
                                std::to_string(f.local.size()) + " offsets and " + std::to_string(f.cols.size()) +
                                " columns for " + std::to_string(positions.size()) + " positions");
   const FetchedRows rows{&fetched};
-  warp_figures(s, rows, caller_picks, rows, ascending_picks, scalar_bytes);
+  warp_figures(s, rows, caller_picks, rows, ascending_picks, scalar_bytes, f.local.back());
   s.diagonals = src.diagonals;
   s.ehyb_window = std::max<std::int64_t>(1, src.ehyb_window);
   s.ehyb_in_part = s.rows.nnz ? double(src.in_window) / double(s.rows.nnz) : 1.0;
