@@ -502,6 +502,14 @@ TEST(PetscMat, DeviceAijBuildsAndRefreshes) {
             kspmv::petsc::MultTimings t;
             KSPMV_PCALL(kspmv::petsc::MatKspmvGetTimings(K, &t));
             EXPECT_EQ(t.device_input, !kspmv_on_host && std::string(type).find("kokkos") != std::string::npos) << what;
+            // Fenced and timed block by block, the same products.
+            KSPMV_PCALL(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_TRUE));
+            KSPMV_PCALL(kspmv::petsc::MatKspmvResetTimings(K));
+            EXPECT_TRUE(check_products(a, K, A, 33)) << "block timings on: " << what;
+            KSPMV_PCALL(kspmv::petsc::MatKspmvGetTimings(K, &t));
+            EXPECT_GT(t.mults, 0) << what;
+            if (a.nrows > 0) EXPECT_GT(t.diagonal + t.offdiagonal, 0.0) << what;
+            KSPMV_PCALL(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_FALSE));
             KSPMV_PCALL(reassemble(A, b));
             KSPMV_PCALL(kspmv::petsc::MatKspmvRefresh(K));
             EXPECT_TRUE(check_products(b, K, A, 32)) << "after refresh: " << what;
@@ -629,6 +637,8 @@ TEST(PetscErrors, NotAij) {
   EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatKspmvRefresh(A); }, PETSC_ERR_ARG_WRONG, "not a kspmv matrix"));
   kspmv::petsc::MultTimings t;
   EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatKspmvGetTimings(D, &t); }, PETSC_ERR_ARG_WRONG, "not a kspmv matrix"));
+  EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatKspmvSetBlockTimings(D, PETSC_TRUE); }, PETSC_ERR_ARG_WRONG,
+                         "not a kspmv matrix"));
   KSPMV_PCALL(MatDestroy(&S));
   KSPMV_PCALL(MatDestroy(&A));
   KSPMV_PCALL(MatDestroy(&D));

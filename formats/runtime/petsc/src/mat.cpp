@@ -5,6 +5,10 @@
 #if defined(PETSC_HAVE_KOKKOS)
 // Before any other PETSc header (petscvec_kokkos.hpp insists).
 #include <petscvec_kokkos.hpp>
+#if __has_include(<petsc_kokkos.hpp>)
+#include <petsc_kokkos.hpp>  // PETSc's Kokkos execution space (3.20 on)
+#define KSPMV_PETSC_HAS_EXEC_SPACE 1
+#endif
 #endif
 #include "kspmv/petsc/mat.hpp"
 
@@ -176,6 +180,7 @@ struct Context {
   Vec ghost = nullptr;
   DeviceVector x_stage, g_stage, y_stage;  // only off the host
   MultTimings timings;
+  bool block_timings = false;  // MatKspmvSetBlockTimings: fence and time each block
 
   ~Context() {
     // Errors on the way out cannot be reported from a destructor.
@@ -371,6 +376,26 @@ void fill_diagonal(Context& c, const PetscScalar* dvals, const PetscScalar* oval
 // PETSc used); the fences after kspmv's kernels order the other way.
 void sync_with_petsc() { Kokkos::fence(); }
 
+// The execution space kspmv's products run on: PETSc's own Kokkos
+// execution space where PETSc has Kokkos and has set it up (its stream),
+// so that kspmv's kernels and PETSc's vector work on VECKOKKOS vectors are
+// ordered by the stream alone, with no fence between them; else Kokkos'
+// default instance.
+Exec product_space() {
+#if defined(KSPMV_PETSC_HAS_EXEC_SPACE)
+  if constexpr (!kHostSpace)
+    if (PetscKokkosExecutionSpacePtr) return PetscGetKokkosExecutionSpace();
+#endif
+  return Exec();
+}
+
+[[maybe_unused]] bool on_petsc_stream() {
+#if defined(KSPMV_PETSC_HAS_EXEC_SPACE)
+  if constexpr (!kHostSpace) return PetscKokkosExecutionSpacePtr != nullptr;
+#endif
+  return false;
+}
+
 // A kspmv vector over a PETSc vector's local values, with no copy where
 // the vector lives where kspmv runs:
 //   - kspmv on the host: the host array itself;
@@ -397,7 +422,7 @@ class VecAccess {
     PetscCall(is_kokkos(v));
     if (kokkos_) {
       PetscCall(VecGetKokkosView(v, &kro_));
-      sync_with_petsc();
+      if (!on_petsc_stream()) sync_with_petsc();
       *out = ConstDeviceVector(kro_.data(), kro_.extent(0));
       PetscFunctionReturn(0);
     }
@@ -437,7 +462,7 @@ class VecAccess {
         PetscCall(VecGetKokkosView(v, &krw_));
       else
         PetscCall(VecGetKokkosViewWrite(v, &krw_));
-      sync_with_petsc();
+      if (!on_petsc_stream()) sync_with_petsc();
       *out = DeviceVector(krw_.data(), krw_.extent(0));
       PetscFunctionReturn(0);
     }
@@ -461,7 +486,18 @@ class VecAccess {
     PetscFunctionReturn(0);
   }
 
-  // Call after the kernels that use the view have completed (fenced).
+  // True where the vector's device array is ordered with kspmv's kernels by
+  // PETSc's stream (a Kokkos vector, kspmv on PETSc's execution space): no
+  // fence is needed after kspmv's kernels before it is handed back.
+  bool stream_ordered() const {
+#if defined(PETSC_HAVE_KOKKOS)
+    if (kokkos_ && on_petsc_stream()) return true;
+#endif
+    return !v_;
+  }
+
+  // Call after the kernels that use the view have completed (fenced), or
+  // where stream_ordered(), after they were queued.
   PetscErrorCode restore() {
     PetscFunctionBegin;
     if (!v_) PetscFunctionReturn(0);
@@ -529,9 +565,12 @@ PetscErrorCode check_local_size(Vec v, PetscInt expected, const char* which) {
   PetscFunctionReturn(0);
 }
 
-// y = A x.
+// y = A x. On PETSc's stream with Kokkos vectors the blocks are queued
+// and not waited for (the next PETSc operation on the stream follows
+// them); with block timings on, or vectors that need it, each block is
+// fenced (and timed).
 PetscErrorCode multiply(Context& c, Vec x, Vec y) {
-  Exec space;
+  const Exec space = product_space();
   Kokkos::Timer total, t;
   VecAccess xa, ya, ga;
   ConstDeviceVector xv, gv;
@@ -551,12 +590,13 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   } else {
     PetscCall(xa.read(x, c.x_stage, &xv));
     PetscCall(ya.write(y, false, c.y_stage, &yv));
+    const bool fence = c.block_timings || !xa.stream_ordered() || !ya.stream_ordered();
     t.reset();
     st.run("kspmv matrix, diagonal block", [&] {
       c.diag.m.apply(space, PetscScalar(1), xv, PetscScalar(0), yv);
-      space.fence();
+      if (fence) space.fence();
     });
-    c.timings.diagonal += t.seconds();
+    if (fence) c.timings.diagonal += t.seconds();
     PetscCall(xa.restore());
   }
   if (c.scatter) {
@@ -567,12 +607,13 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   if (!c.off.m.empty() && !st.code) {
     if (c.diag.m.empty()) PetscCall(ya.write(y, true, c.y_stage, &yv));
     PetscCall(ga.read(c.ghost, c.g_stage, &gv));
+    const bool fence = c.block_timings || !ga.stream_ordered() || !ya.stream_ordered();
     t.reset();
     st.run("kspmv matrix, off-diagonal block", [&] {
       c.off.m.apply(space, PetscScalar(1), gv, PetscScalar(1), yv);
-      space.fence();
+      if (fence) space.fence();
     });
-    c.timings.offdiagonal += t.seconds();
+    if (fence) c.timings.offdiagonal += t.seconds();
     PetscCall(ga.restore());
   }
   PetscCall(ya.restore());
@@ -590,7 +631,7 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
 // ranks that own those columns. Both transposes are kspmv's (built on the
 // device at the first call, refreshed with the blocks).
 PetscErrorCode multiply_transpose(Context& c, Vec x, Vec y) {
-  Exec space;
+  const Exec space = product_space();
   VecAccess xa, ya, ga;
   ConstDeviceVector xv;
   DeviceVector yv, gv;
@@ -1008,6 +1049,14 @@ PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t) {
   PetscCall(get_context(K, &c));
   PetscCheck(t, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "kspmv::petsc::MatKspmvGetTimings: argument 2 is null");
   *t = c->timings;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  c->block_timings = on == PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 

@@ -18,9 +18,10 @@
 // then adds the off-diagonal block. K supports MatMult, MatGetDiagonal
 // (for Jacobi), MatView, MatDuplicate (MAT_COPY_VALUES: converted again
 // from the AIJ matrix's current values) and, as every MATSHELL does,
-// MatMultAdd (MatMult, then VecAXPY), MatScale and MatShift;
-// MatMultTranspose is not provided yet (PETSc reports it as unsupported). On a MATSEQAIJ (one rank) the whole matrix is the
-// diagonal block.
+// MatMultAdd (MatMult, then VecAXPY), MatScale and MatShift, and
+// MatMultTranspose (each block's kspmv transpose, built on the device at
+// the first call; the ghost part added back through the reverse scatter).
+// On a MATSEQAIJ (one rank) the whole matrix is the diagonal block.
 //
 // Vectors: K's vectors are of the AIJ matrix's vector type (MatCreateVecs
 // on K gives them). Where kspmv runs on a device, device vectors are read
@@ -29,6 +30,12 @@
 // (MATAIJCUSPARSE...); the halo arrives in a ghost vector of the same type
 // (PETSc's scatter). Host vectors (MATAIJ) are copied to the device and
 // back at every product.
+//
+// Streams: where PETSc has Kokkos (3.20 on), K's products run on PETSc's
+// own Kokkos execution space, so that on VECKOKKOS vectors they are
+// ordered with PETSc's vector work by the stream and neither side waits
+// for the other (MatMult returns once its kernels are queued, like
+// MATAIJKOKKOS's). Other device vectors are fenced around each product.
 //
 // Kokkos: kspmv runs on Kokkos' default execution space. If Kokkos is not
 // initialized when the first K is created, it is initialized then (by
@@ -84,8 +91,12 @@ PetscErrorCode MatKspmvGetFormats(Mat K, kspmv::Format* diag, kspmv::Format* off
 // Seconds spent by this rank in K's MatMults (MatMultAdd's included) since creation
 // or the last reset: the whole product, the halo exchange (VecScatterBegin
 // and VecScatterEnd: the wait for ghost values the diagonal block did not
-// hide), the diagonal block and the off-diagonal block (each fenced, so on
-// a GPU they are device time plus launch). Not collective.
+// hide), the diagonal block and the off-diagonal block. The blocks are
+// timed where they are fenced: always on the host and with vectors that
+// are not stream-ordered, and on PETSc's stream only with block timings on
+// (MatKspmvSetBlockTimings), which fences each block (device time plus
+// launch) at a cost of a few microseconds a product; otherwise they read 0
+// and `total` is the host's time to queue the products. Not collective.
 struct MultTimings {
   PetscInt mults = 0;
   double total = 0;
@@ -100,5 +111,8 @@ struct MultTimings {
 };
 PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t);
 PetscErrorCode MatKspmvResetTimings(Mat K);
+// Block timings on (PETSC_TRUE) or off (the default): see MultTimings.
+// Not collective.
+PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on);
 
 }  // namespace kspmv::petsc
