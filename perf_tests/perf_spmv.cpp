@@ -492,6 +492,7 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
     r.peer = f == kspmv::Format::KkCrs;
     try {
       kspmv::ConvertOptions opt = g_entries[mi].options;
+      opt.expected_vectors = std::min(g_vectors, 64);  // auto times its candidates on products of that width
       for (const auto& [k, v] : overrides) apply_option(opt, k, v);
       // The caller's matrix on the device (a solver that assembles there):
       // the conversion is timed from it.

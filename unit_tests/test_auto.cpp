@@ -75,6 +75,13 @@ TEST(Auto, PickIsCorrectAndSaysHowItChose) {
     EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, model_only, 2.0, 0.5)) << spec;
     // It refreshes and transposes like any matrix.
     EXPECT_TRUE(m.refreshable());
+    // Timed on products of 4 columns where it measures: the note says so.
+    opt.auto_measure = true;
+    opt.expected_vectors = 4;
+    const auto wide = M::convert(a, Format::Auto, opt);
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, wide, 1.0, 0.0)) << spec;
+    const std::string wide_how = wide.properties().front().second;
+    EXPECT_EQ(wide_how.find("(4 columns)") != std::string::npos, !on_host) << wide_how;
   }
 }
 
@@ -88,4 +95,9 @@ TEST(Auto, BadOptionsAreTypedErrors) {
   opt.expected_applies = 10;
   opt.auto_candidates = 0;
   EXPECT_THROW(Matrix<double>::convert(a, Format::Auto, opt), InvalidArgumentError);
+  opt.auto_candidates = 3;
+  for (const int k : {0, -2, 65}) {
+    opt.expected_vectors = k;
+    EXPECT_THROW(Matrix<double>::convert(a, Format::Auto, opt), InvalidArgumentError) << k;
+  }
 }

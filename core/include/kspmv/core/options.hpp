@@ -153,6 +153,14 @@ struct ConvertOptions {
   // or on a host space: the model's first choice.
   bool auto_measure = true;
   int auto_candidates = 3;
+  // Format::Auto: the columns the caller's products take (kspmv::spmv with
+  // a rank-2 X of this many columns; 1: single vectors), in [1, 64]. Where
+  // auto measures, each candidate is timed on products of that many
+  // columns (its fused kernel where the format has one, else column by
+  // column), so the pick is the fastest for that width; the model's
+  // shortlist is ranked for one vector, and expected_applies counts
+  // products of that many columns.
+  int expected_vectors = 1;
   // Format::Auto and mode "T"'s pick: the pattern figures that read whole
   // warps (x reuse, the cache lines a warp's loads touch) read a sample of
   // warps holding about this many entries and weight it to stand for the
