@@ -26,7 +26,8 @@
 // For each: CG + Jacobi and GMRES + Jacobi with the AIJ matrix and with
 // the kspmv matrix (kspmv::petsc::MatCreateKspmv on that AIJ matrix):
 // iterations, solve time (-solves 0 skips them), and the time per MatMult
-// (timed apart from the solves), the kspmv matrix's split into halo
+// (timed apart from the solves), and the kspmv matrix's again with each
+// block fenced and timed (MatKspmvSetBlockTimings): its split into halo
 // exchange, diagonal block and off-diagonal block.
 //
 // -kspmv_input picks the AIJ type the kspmv matrix is made from, and so
