@@ -55,10 +55,17 @@ void fetch_sampled_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpac
       },
       entries);
   Kokkos::View<ordinal_t*, M> cols_d(alloc("kspmv::stats::sample_cols"), entries);
+  // A thread an entry (its row found by a binary search of the offsets):
+  // the sample holds the longest rows, which a thread a row would copy
+  // alone.
   Kokkos::parallel_for(
-      "kspmv::stats::sample_cols", Kokkos::RangePolicy<ExecSpace>(space, 0, rows), KOKKOS_LAMBDA(const std::int64_t q) {
-        const offset_t b = begins_d(q);
-        for (std::int64_t j = local_d(q); j < local_d(q + 1); ++j) cols_d(j) = col(b + (j - local_d(q)));
+      "kspmv::stats::sample_cols", Kokkos::RangePolicy<ExecSpace>(space, 0, entries), KOKKOS_LAMBDA(const std::int64_t j) {
+        std::int64_t lo = 0, hi = rows;  // the last q with local_d(q) <= j
+        while (hi - lo > 1) {
+          const std::int64_t mid = (lo + hi) / 2;
+          if (local_d(mid) <= j) lo = mid; else hi = mid;
+        }
+        cols_d(j) = col(begins_d(lo) + (j - local_d(lo)));
       });
   out.ids.resize(positions.size());
   out.begins.resize(positions.size());
@@ -132,34 +139,54 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   const std::int64_t window = model_ehyb_window(n, hw);
   const std::int64_t packet = pkt_default_rows(scalar_bytes);
   src.ehyb_window = window;
-  Kokkos::parallel_reduce(
-      "kspmv::stats::in_window", policy(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum) {
-        for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) sum += (i / window == col(k) / window) ? 1 : 0;
-      },
-      src.in_window);
-  Kokkos::parallel_reduce(
-      "kspmv::stats::in_packet", policy(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum) {
-        for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) sum += (i / packet == col(k) / packet) ? 1 : 0;
-      },
-      src.in_packet);
-  if (n > 0)
+  if (n > 0) {
+    // The figures counted over every entry in one pass, a thread per
+    // kChunk consecutive entries (the row of its first found by a binary
+    // search of row_ptr): a row of a million entries is spread over many
+    // threads, not walked by one (a thread a row took 0.1 s on a power-law
+    // graph). Distinct j - i: a flag a diagonal (every writer stores the
+    // same 1). In-packet entries: counted per row (added once a row
+    // segment), for the sum and the longest.
+    constexpr std::int64_t kChunk = 64;
+    const std::int64_t nnz = a.nnz();
+    const std::int64_t chunks = (nnz + kChunk - 1) / kChunk;
+    Kokkos::View<int*, M> seen(Kokkos::view_alloc(space, std::string("kspmv::stats::diagonals")), n + ncols + 1);
+    Kokkos::View<std::int64_t*, M> row_in_packet(Kokkos::view_alloc(space, std::string("kspmv::stats::row_in_packet")), n);
+    Kokkos::parallel_reduce(
+        "kspmv::stats::counted", policy(space, 0, chunks),
+        KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_window) {
+          const std::int64_t k0 = c * kChunk, k1 = k0 + kChunk < nnz ? k0 + kChunk : nnz;
+          std::int64_t lo = 0, hi = n;  // the last row i with row_ptr(i) <= k0
+          while (hi - lo > 1) {
+            const std::int64_t mid = (lo + hi) / 2;
+            if (std::int64_t(row_ptr(mid)) <= k0) lo = mid; else hi = mid;
+          }
+          std::int64_t i = lo, end = row_ptr(i + 1), in = 0;
+          for (std::int64_t k = k0; k < k1; ++k) {
+            while (k >= end && i + 1 < n) {
+              if (in) Kokkos::atomic_add(&row_in_packet(i), in);
+              in = 0;
+              ++i;
+              end = row_ptr(i + 1);
+            }
+            if (k >= end) break;  // past row_ptr(n): no row's entry
+            const std::int64_t j = col(k);
+            seen(j - i + n) = 1;
+            in_window += (i / window == j / window) ? 1 : 0;
+            in += (i / packet == j / packet) ? 1 : 0;
+          }
+          if (in) Kokkos::atomic_add(&row_in_packet(i), in);
+        },
+        src.in_window);
+    Kokkos::parallel_reduce(
+        "kspmv::stats::in_packet", policy(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum) { sum += row_in_packet(r); }, src.in_packet);
     Kokkos::parallel_reduce(
         "kspmv::stats::longest_in_packet", policy(space, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& most) {
-          std::int64_t in = 0;
-          for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) in += (i / packet == col(k) / packet) ? 1 : 0;
-          if (in > most) most = in;
+        KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& most) {
+          if (row_in_packet(r) > most) most = row_in_packet(r);
         },
         Kokkos::Max<std::int64_t>(src.longest_in_packet));
-  {
-    // Distinct j - i: a flag a diagonal (every writer stores the same 1).
-    Kokkos::View<int*, M> seen(Kokkos::view_alloc(space, std::string("kspmv::stats::diagonals")), n + ncols + 1);
-    Kokkos::parallel_for(
-        "kspmv::stats::diagonals", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-          for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) seen(std::int64_t(col(k)) - i + n) = 1;
-        });
     Kokkos::parallel_reduce(
         "kspmv::stats::count_diagonals", policy(space, 0, n + ncols + 1),
         KOKKOS_LAMBDA(const std::int64_t d, std::int64_t& sum) { sum += seen(d); }, src.diagonals);
