@@ -38,7 +38,7 @@ AB = [path(f"h100-ab-2026-11-24-{w}.csv") for w in ("old-1", "old-2", "new-1", "
 LARGE100 = path("h100-large-100m-2026-11-22.csv")        # commit b16be56
 FEM100 = path("h100-fem-100m-2026-11-22.csv")            # commit dd29880
 PELLR = path("h100-pellr-2026-11-22.csv")                # commit dd29880
-VECTORS = path("h100-vectors8-2026-11-24.csv")           # --vectors 8
+VECTORS = path("h100-vectors8-auto-03e8d30-2026-11-24.csv")  # --vectors 8
 
 PICTURES = {"default": [PART1, PART2], "fem": [FEM]}
 
