@@ -3,6 +3,8 @@
 // the typed errors for what cannot be mended.
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <cstring>
+#include <algorithm>
+#include <random>
 
 #include "test_support.hpp"
 
@@ -125,5 +127,115 @@ TEST(DeviceInput, WhatCannotBeMendedIsATypedError) {
     FAIL() << "a column past ncols was accepted";
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("row 1"), std::string::npos) << e.what();
+  }
+}
+
+namespace {
+// A caller's CSR made from a canonical one: each row's entries shuffled,
+// some split into two or three duplicates whose values sum to the
+// original. Values are small integers, so any order of summing gives the
+// same bits.
+struct ScrambledCsr {
+  HostCsr<double> canonical;
+  std::vector<std::int64_t> row_ptr;
+  std::vector<int> col;
+  std::vector<double> val;
+};
+
+ScrambledCsr scrambled(const std::string& spec, unsigned seed) {
+  ScrambledCsr s;
+  s.canonical = generate<double>(spec);
+  std::mt19937 rng(seed);
+  for (auto& v : s.canonical.values) v = double(int(rng() % 17) - 8);
+  s.row_ptr.push_back(0);
+  std::vector<std::pair<int, double>> row;
+  for (ordinal_t i = 0; i < s.canonical.nrows; ++i) {
+    row.clear();
+    for (offset_t k = s.canonical.row_ptr[i]; k < s.canonical.row_ptr[i + 1]; ++k) {
+      const int parts = 1 + int(rng() % 4 == 0) + int(rng() % 8 == 0);
+      double left = s.canonical.values[k];
+      for (int p = 1; p < parts; ++p) {
+        const double piece = double(int(rng() % 5) - 2);
+        row.emplace_back(s.canonical.col_idx[k], piece);
+        left -= piece;
+      }
+      row.emplace_back(s.canonical.col_idx[k], left);
+    }
+    std::shuffle(row.begin(), row.end(), rng);
+    for (const auto& [c, v] : row) {
+      s.col.push_back(c);
+      s.val.push_back(v);
+    }
+    s.row_ptr.push_back(static_cast<std::int64_t>(s.col.size()));
+  }
+  return s;
+}
+
+template <class T>
+std::vector<T> to_host(const Kokkos::View<const T*, Mem>& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<T>(h.data(), h.data() + h.extent(0));
+}
+}  // namespace
+
+// The device sorts and sums what the caller gave: the canonical matrix
+// exactly, and merge lists that name, for each canonical entry, its input
+// entries in input order; the same when the sort runs in batches of rows.
+TEST(DeviceInput, UnsortedRowsAreSortedAndSummedOnTheDevice) {
+  for (const char* spec : {"powerlaw:3000:8:seed=5", "lap2d:20", "uniform:700:0:9:cols=60:seed=2", "dense:40:70"}) {
+    const auto s = scrambled(spec, 11);
+    const auto& a = s.canonical;
+    const auto d = device_csr_from_views<double, Space>(a.nrows, a.ncols, to_device<std::int64_t>(s.row_ptr),
+                                                        to_device<int>(s.col), to_device<double>(s.val));
+    const auto c = canonical_csr(Space(), d, "test");
+    ASSERT_TRUE(c.merged()) << spec;
+    EXPECT_EQ(c.input_nnz, static_cast<std::int64_t>(s.col.size()));
+    EXPECT_EQ(to_host(c.csr.row_ptr), a.row_ptr) << spec;
+    EXPECT_EQ(to_host(c.csr.col_idx), a.col_idx) << spec;
+    EXPECT_EQ(to_host(c.csr.values), a.values) << spec;
+    const auto off = to_host<int>(c.merge_offsets), from = to_host<int>(c.merge_entries);
+    ASSERT_EQ(off.size(), a.col_idx.size() + 1);
+    ASSERT_EQ(from.size(), s.col.size());
+    EXPECT_EQ(off.back(), static_cast<int>(s.col.size()));
+    std::vector<char> used(s.col.size(), 0);
+    for (ordinal_t i = 0; i < a.nrows; ++i)
+      for (offset_t e = a.row_ptr[i]; e < a.row_ptr[i + 1]; ++e) {
+        ASSERT_LT(off[e], off[e + 1]) << spec << " entry " << e;
+        for (int p = off[e]; p < off[e + 1]; ++p) {
+          const int k = from[p];
+          ASSERT_TRUE(k >= s.row_ptr[i] && k < s.row_ptr[i + 1]) << spec << ": entry " << k << " is not row " << i << "'s";
+          EXPECT_EQ(s.col[k], a.col_idx[e]) << spec;
+          if (p > off[e]) EXPECT_LT(from[p - 1], k) << spec << ": duplicates out of input order";
+          EXPECT_FALSE(used[k]) << spec;
+          used[k] = 1;
+        }
+      }
+    // Sorted one bad row at a time (the batches a 64-bit key overflow asks
+    // for): the same arrays.
+    const auto one = detail::canonical_csr_on_device(Space(), d, 1);
+    EXPECT_EQ(to_host(one.csr.col_idx), a.col_idx) << spec;
+    EXPECT_EQ(to_host(one.csr.values), a.values) << spec;
+    EXPECT_EQ(to_host<int>(one.merge_offsets), off) << spec;
+    EXPECT_EQ(to_host<int>(one.merge_entries), from) << spec;
+  }
+}
+
+// A matrix built from the scrambled input is refreshed with values in the
+// input's order, duplicates summed again.
+TEST(DeviceInput, ScrambledInputRefreshesLikeAFreshConversion) {
+  auto s = scrambled("powerlaw:2000:6:seed=9", 4);
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(s.canonical.ncols), 3);
+  for (Format f : {Format::Csr, Format::Coo, Format::Pellr, Format::EvcHyb, Format::CsrMerge}) {
+    const auto opt = kspmv_test::test_options();
+    M m = M::from_device_views(s.canonical.nrows, s.canonical.ncols, to_device<std::int64_t>(s.row_ptr),
+                               to_device<int>(s.col), to_device<double>(s.val), f, opt);
+    EXPECT_EQ(apply_host(m, x), apply_host(M::convert(s.canonical, f, opt), x)) << format_name(f);
+    // New values: each input entry doubled, so each canonical one doubles.
+    std::vector<double> twice(s.val);
+    for (auto& v : twice) v *= 2;
+    auto b = s.canonical;
+    for (auto& v : b.values) v *= 2;
+    m.update_values(to_device<double>(twice));
+    EXPECT_EQ(apply_host(m, x), apply_host(M::convert(b, f, opt), x)) << format_name(f);
   }
 }

@@ -107,9 +107,6 @@ device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const 
   return out;
 }
 
-template <class T>
-using unmanaged_host = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
 // The rows `ids` of `a`: each one's offset in a's entries and its column
 // indices, packed one row after another (lengths: a's row lengths).
 template <class Scalar, class ExecSpace>

@@ -10,10 +10,13 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <Kokkos_Sort.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/error.hpp"
@@ -180,52 +183,199 @@ struct CanonicalCsr {
   bool merged() const { return merge_offsets.extent(0) > 0; }
 };
 
+namespace detail {
+template <class T>
+using unmanaged_host = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// The row holding entry k (k < nnz): the last row whose offset is <= k, so
+// empty rows before it are stepped over. A binary search: a thread an
+// entry spreads a long row over many threads.
+template <class RowPtr>
+KOKKOS_INLINE_FUNCTION std::int64_t row_of_entry(const RowPtr& row_ptr, std::int64_t nrows, std::int64_t k) {
+  std::int64_t lo = 0, hi = nrows;
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (std::int64_t(row_ptr(mid)) <= k) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+// canonical_csr's work on the device. The rows whose columns are not
+// strictly increasing ("bad" rows, ranked b = 0, 1, ...) are sorted by
+// unique 64-bit keys (b - b0) x (ncols x L) + column x L + position in the
+// row, L the longest bad row: by column, duplicates in input order. Rows
+// are sorted in batches [b0, b0 + R) of R = key_limit / (ncols x L) rows
+// (one batch unless the key would pass 2^63). Good rows are copied as
+// they are. key_limit is a parameter only so tests can force batches.
+template <class Scalar, class ExecSpace>
+CanonicalCsr<Scalar, ExecSpace> canonical_csr_on_device(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& d,
+                                                        std::int64_t key_limit) {
+  using M = typename ExecSpace::memory_space;
+  using policy = Kokkos::RangePolicy<ExecSpace>;
+  auto alloc = [&](const char* label) { return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)); };
+  const std::int64_t n = d.nrows, nnz = d.nnz(), ncols = d.ncols;
+  (void)checked_cast<int>(nnz, "entries of a matrix with unsorted or duplicate entries (32-bit merge lists)");
+  const auto row_ptr = d.row_ptr;
+  const auto col = d.col_idx;
+  const auto val = d.values;
+  // A row is bad where an entry's column is not above the one before it
+  // (every writer stores the same 1).
+  Kokkos::View<int*, M> bad(Kokkos::view_alloc(space, std::string("kspmv::canonical::bad")), n);
+  Kokkos::parallel_for(
+      "kspmv::canonical::find_bad", policy(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t k) {
+        const std::int64_t i = row_of_entry(row_ptr, n, k);
+        if (k > std::int64_t(row_ptr(i)) && col(k) <= col(k - 1)) bad(i) = 1;
+      });
+  // Rank of each bad row (-1: good), and where its entries go in the key
+  // array: an exclusive scan over the rows.
+  Kokkos::View<int*, M> rank(alloc("kspmv::canonical::rank"), n);
+  std::int64_t nbad = 0;
+  Kokkos::parallel_scan(
+      "kspmv::canonical::rank", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+        if (final) rank(i) = bad(i) ? static_cast<int>(sum) : -1;
+        sum += bad(i);
+      },
+      nbad);
+  Kokkos::View<int*, M> brow(alloc("kspmv::canonical::bad_rows"), nbad);
+  Kokkos::View<std::int64_t*, M> boff(alloc("kspmv::canonical::bad_offsets"), nbad + 1);
+  Kokkos::parallel_for(
+      "kspmv::canonical::bad_rows", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        if (rank(i) >= 0) brow(rank(i)) = static_cast<int>(i);
+      });
+  std::int64_t nbe = 0;
+  Kokkos::parallel_scan(
+      "kspmv::canonical::bad_offsets", policy(space, 0, nbad),
+      KOKKOS_LAMBDA(const std::int64_t b, std::int64_t& sum, const bool final) {
+        const std::int64_t len = std::int64_t(row_ptr(brow(b) + 1)) - std::int64_t(row_ptr(brow(b)));
+        if (final) boff(b) = sum;
+        sum += len;
+        if (final && b + 1 == nbad) boff(nbad) = sum;
+      },
+      nbe);
+  std::int64_t longest = 1;
+  Kokkos::parallel_reduce(
+      "kspmv::canonical::longest", policy(space, 0, nbad),
+      KOKKOS_LAMBDA(const std::int64_t b, std::int64_t& most) {
+        if (boff(b + 1) - boff(b) > most) most = boff(b + 1) - boff(b);
+      },
+      Kokkos::Max<std::int64_t>(longest));
+  const std::int64_t L = std::max<std::int64_t>(longest, 1);
+  const std::int64_t nc = std::max<std::int64_t>(ncols, 1), span = nc * L;  // < 2^62: both below 2^31
+  const std::int64_t R = std::max<std::int64_t>(1, key_limit / span);
+  // The keys: a thread a bad entry, its row found in boff.
+  Kokkos::View<std::int64_t*, M> key(alloc("kspmv::canonical::keys"), nbe);
+  Kokkos::parallel_for(
+      "kspmv::canonical::keys", policy(space, 0, nbe), KOKKOS_LAMBDA(const std::int64_t q) {
+        const std::int64_t b = row_of_entry(boff, nbad, q), local = q - boff(b);
+        const std::int64_t k = std::int64_t(row_ptr(brow(b))) + local;
+        key(q) = (b % R) * span + std::int64_t(col(k)) * L + local;
+      });
+  space.fence();
+  {
+    // Each batch's rows are contiguous in the keys, so sorting a batch's
+    // keys sorts each of its rows in place.
+    std::vector<std::int64_t> hoff(static_cast<std::size_t>(nbad) + 1);
+    if (R < nbad)
+      Kokkos::deep_copy(unmanaged_host<std::int64_t>(hoff.data(), hoff.size()), boff);
+    else
+      hoff.back() = nbe;
+    for (std::int64_t b0 = 0; b0 < std::max<std::int64_t>(nbad, 1); b0 += R) {
+      const std::int64_t q0 = R < nbad ? hoff[b0] : 0, q1 = R < nbad ? hoff[std::min(b0 + R, nbad)] : nbe;
+      if (q1 - q0 < 2) continue;
+      Kokkos::View<std::int64_t*, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> batch(key.data() + q0, q1 - q0);
+      Kokkos::sort(batch);
+    }
+    Kokkos::fence();
+  }
+  // A run of equal columns in a row starts where the column changes; runs
+  // numbered by an exclusive scan (run(nbe): their count).
+  Kokkos::View<std::int64_t*, M> run(alloc("kspmv::canonical::runs"), nbe + 1);
+  Kokkos::parallel_scan(
+      "kspmv::canonical::runs", policy(space, 0, nbe), KOKKOS_LAMBDA(const std::int64_t q, std::int64_t& sum, const bool final) {
+        const std::int64_t b = row_of_entry(boff, nbad, q);
+        const bool starts = q == boff(b) || (key(q) / L) % nc != (key(q - 1) / L) % nc;
+        if (final) run(q) = sum;
+        sum += starts ? 1 : 0;
+        if (final && q + 1 == nbe) run(nbe) = sum;
+      });
+  if (nbe == 0) Kokkos::deep_copy(space, run, 0);
+  // Canonical row offsets: a good row keeps its length, a bad one has its
+  // runs.
+  Kokkos::View<offset_t*, M> out_ptr(alloc("kspmv::csr::row_ptr"), n + 1);
+  std::int64_t cnnz = 0;
+  Kokkos::parallel_scan(
+      "kspmv::canonical::row_ptr", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+        const int b = rank(i);
+        const std::int64_t len = b < 0 ? std::int64_t(row_ptr(i + 1)) - std::int64_t(row_ptr(i)) : run(boff(b + 1)) - run(boff(b));
+        if (final) out_ptr(i) = sum;
+        sum += len;
+        if (final && i + 1 == n) out_ptr(n) = sum;
+      },
+      cnnz);
+  if (n == 0) Kokkos::deep_copy(space, out_ptr, 0);
+  Kokkos::View<ordinal_t*, M> out_col(alloc("kspmv::csr::col_idx"), cnnz);
+  Kokkos::View<Scalar*, M> out_val(alloc("kspmv::csr::values"), cnnz);
+  Kokkos::View<int*, M> offsets(alloc("kspmv::merge_offsets"), cnnz + 1);
+  Kokkos::View<int*, M> entries(alloc("kspmv::merge_entries"), nnz);
+  // Good rows: each entry is its own canonical entry, merged from itself.
+  Kokkos::parallel_for(
+      "kspmv::canonical::good_rows", policy(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t k) {
+        const std::int64_t i = row_of_entry(row_ptr, n, k);
+        if (rank(i) >= 0) return;
+        const std::int64_t c = std::int64_t(out_ptr(i)) + k - std::int64_t(row_ptr(i));
+        out_col(c) = col(k);
+        out_val(c) = val(k);
+        offsets(c) = static_cast<int>(k);
+        entries(k) = static_cast<int>(k);
+      });
+  // Bad rows: the merge list holds the row's entries in sorted order; a
+  // run's first entry writes the canonical entry, its value summed in
+  // input order (the order duplicates keep in the sort).
+  Kokkos::parallel_for(
+      "kspmv::canonical::bad_rows_out", policy(space, 0, nbe), KOKKOS_LAMBDA(const std::int64_t q) {
+        const std::int64_t b = row_of_entry(boff, nbad, q), i = brow(b);
+        const std::int64_t first = row_ptr(i), pos = first + (q - boff(b));
+        entries(pos) = static_cast<int>(first + key(q) % L);
+        const bool starts = q == boff(b) || (key(q) / L) % nc != (key(q - 1) / L) % nc;
+        if (!starts) return;
+        const std::int64_t c = std::int64_t(out_ptr(i)) + run(q) - run(boff(b));
+        const std::int64_t column = (key(q) / L) % nc;
+        out_col(c) = static_cast<ordinal_t>(column);
+        offsets(c) = static_cast<int>(pos);
+        Scalar s = val(first + key(q) % L);
+        for (std::int64_t q2 = q + 1; q2 < boff(b + 1) && (key(q2) / L) % nc == column; ++q2)
+          s += val(first + key(q2) % L);
+        out_val(c) = s;
+      });
+  Kokkos::parallel_for(
+      "kspmv::canonical::last_offset", policy(space, 0, 1), KOKKOS_LAMBDA(const std::int64_t) { offsets(cnnz) = static_cast<int>(nnz); });
+  CanonicalCsr<Scalar, ExecSpace> c;
+  c.input_nnz = nnz;
+  c.csr.nrows = d.nrows;
+  c.csr.ncols = d.ncols;
+  c.csr.row_ptr = out_ptr;
+  c.csr.col_idx = out_col;
+  c.csr.values = out_val;
+  c.merge_offsets = offsets;
+  c.merge_entries = entries;
+  return c;
+}
+}  // namespace detail
+
 // Canonical input stays on the device untouched. Unsorted or duplicate
-// entries are sorted and summed on the host (one round trip of the
-// matrix): slower, and said so in docs/ARCHITECTURE.md.
+// entries are sorted and summed on the device (canonical_csr_on_device):
+// the host sees a few scalars.
 template <class Scalar, class ExecSpace>
 CanonicalCsr<Scalar, ExecSpace> canonical_csr(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& d,
                                               const std::string& what) {
-  CanonicalCsr<Scalar, ExecSpace> c;
-  c.input_nnz = d.nnz();
   const CsrFaults f = find_faults(space, d, what);
   if (f.order >= d.nrows) {
+    CanonicalCsr<Scalar, ExecSpace> c;
+    c.input_nnz = d.nnz();
     c.csr = d;
     return c;
   }
-  using M = typename ExecSpace::memory_space;
-  const HostCsr<Scalar> in = download_csr(d);  // its rows hold unsorted columns or duplicates
-  HostCsr<Scalar> out(in.nrows, in.ncols);
-  std::vector<int> offsets, entries;
-  offsets.reserve(in.col_idx.size() + 1);
-  entries.reserve(in.col_idx.size());
-  out.col_idx.reserve(in.col_idx.size());
-  out.values.reserve(in.col_idx.size());
-  std::vector<std::int64_t> order;
-  for (ordinal_t i = 0; i < in.nrows; ++i) {
-    order.clear();
-    for (offset_t k = in.row_ptr[i]; k < in.row_ptr[i + 1]; ++k) order.push_back(k);
-    // By column, then by input position: duplicates summed in input order.
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::int64_t x, std::int64_t y) { return in.col_idx[x] < in.col_idx[y]; });
-    for (std::size_t p = 0; p < order.size(); ++p) {
-      const std::int64_t k = order[p];
-      if (p > 0 && in.col_idx[k] == in.col_idx[order[p - 1]]) {
-        out.values.back() += in.values[k];
-      } else {
-        offsets.push_back(static_cast<int>(entries.size()));
-        out.col_idx.push_back(in.col_idx[k]);
-        out.values.push_back(in.values[k]);
-      }
-      entries.push_back(checked_cast<int>(k, "entries of the matrix"));
-    }
-    out.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<offset_t>(out.col_idx.size());
-  }
-  offsets.push_back(static_cast<int>(entries.size()));
-  c.csr = upload_csr<Scalar, ExecSpace>(out);
-  c.merge_offsets = detail::upload<int, M>(offsets, "kspmv::merge_offsets");
-  c.merge_entries = detail::upload<int, M>(entries, "kspmv::merge_entries");
-  return c;
+  return detail::canonical_csr_on_device(space, d, std::numeric_limits<std::int64_t>::max());
 }
 
 // The same pattern, entry k's value the tag k + 1 (value_map.hpp), made on

@@ -227,7 +227,7 @@ class Matrix {
   // From a CSR already on the device (see DeviceCsr). Canonical input
   // (columns strictly increasing within each row) never leaves the device;
   // unsorted columns and duplicate entries are sorted and summed
-  // (canonical_csr(), through the host), and update_values() then takes
+  // (canonical_csr(), on the device), and update_values() then takes
   // values in the input's order and sums the duplicates again. Offsets out
   // of order or columns out of range are an InvalidArgumentError naming
   // the first bad row.
