@@ -369,7 +369,8 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 }
 
 // One conversion option, as a suite entry or a runner suffix spells it
-// (partitioner=metis|contiguous|rcm|bfs|auto, hyb_k=N|auto|paper|third, max_fill=F,
+// (partitioner=metis|contiguous|rcm|bfs|auto, partition_budget=SECONDS (0: none),
+// hyb_k=N|auto|paper|third, max_fill=F,
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, ehyb_padded_fill=F, evc_rows_per_thread=N, evc_ell_lanes=N,
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate, evc_caller_y=auto|scatter|gather,
@@ -382,6 +383,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
                     : v == "rcm"        ? kspmv::Partitioner::Rcm
                     : v == "bfs"        ? kspmv::Partitioner::Bfs
                                         : kspmv::Partitioner::Auto;
+  else if (k == "partition_budget" && !v.empty())
+    o.partition_budget_seconds = std::stod(v);
   else if (k == "hyb_k" && (v == "auto" || v == "paper" || v == "third"))
     o.hyb_k = v == "auto" ? kspmv::kHybKModel : v == "paper" ? kspmv::kHybKPaper : kspmv::kHybKOneThird;
   else if (k == "hyb_k" && !v.empty())

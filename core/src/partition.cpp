@@ -2,10 +2,24 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
 
 #include "kspmv/config.hpp"
 #if KSPMV_HAVE_METIS
 #include <metis.h>
+#endif
+#if defined(__unix__) || defined(__APPLE__)
+#define KSPMV_PARTITION_IN_CHILD 1
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#else
+#define KSPMV_PARTITION_IN_CHILD 0
 #endif
 
 namespace kspmv {
@@ -93,14 +107,12 @@ std::vector<ordinal_t> rcm_order(const HostCsr<Scalar>& a) {
 }
 
 // Greedy graph growing: parts of `target` rows grown breadth-first over
-// A + A^T, each from a vertex on the previous part's frontier (the first
-// from a minimum-degree vertex), so parts are compact balls rather than the
-// thin slabs RCM levels give on 3D meshes.
-template <class Scalar>
-RowPartition bfs_grow(const HostCsr<Scalar>& a, int nparts) {
-  std::vector<std::int64_t> xadj, adj;
-  symmetric_graph(a, xadj, adj);
-  const ordinal_t n = a.nrows;
+// A + A^T (the graph xadj/adj), each from a vertex on the previous part's
+// frontier (the first from a minimum-degree vertex), so parts are compact
+// balls rather than the thin slabs RCM levels give on 3D meshes.
+template <class Idx>
+RowPartition bfs_grow(const std::vector<Idx>& xadj, const std::vector<Idx>& adj, int nparts) {
+  const ordinal_t n = static_cast<ordinal_t>(xadj.size()) - 1;
   std::vector<char> taken(static_cast<std::size_t>(n), 0), queued(static_cast<std::size_t>(n), 0);
   std::vector<ordinal_t> by_degree(static_cast<std::size_t>(n));
   for (ordinal_t i = 0; i < n; ++i) by_degree[i] = i;
@@ -151,40 +163,236 @@ RowPartition bfs_grow(const HostCsr<Scalar>& a, int nparts) {
   return p;
 }
 
-// METIS k-way on the graph of A + A^T: a part label per row.
+// Share of A's entries whose column lies in its row's part: what a window
+// format can read from its cached x.
 template <class Scalar>
-std::vector<int> metis_labels(const HostCsr<Scalar>& a, int nparts, const ProgressFn& progress) {
-  std::vector<int> label(static_cast<std::size_t>(a.nrows), 0);
+double in_part_share(const HostCsr<Scalar>& a, const RowPartition& p) {
+  if (a.nnz() == 0) return 1.0;
+  std::vector<int> part_of(static_cast<std::size_t>(a.nrows), 0);
+  for (std::size_t q = 0; q + 1 < p.part_start.size(); ++q)
+    for (ordinal_t r = p.part_start[q]; r < p.part_start[q + 1]; ++r) part_of[p.new_to_old[r]] = static_cast<int>(q);
+  std::int64_t in = 0;
+  for (ordinal_t i = 0; i < a.nrows; ++i)
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) in += part_of[a.col_idx[k]] == part_of[i];
+  return static_cast<double>(in) / static_cast<double>(a.nnz());
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s < 10 ? "%.2f s" : "%.0f s", s);
+  return buf;
+}
+
 #if KSPMV_HAVE_METIS
-  if (progress) progress("partitioning (METIS)", 0.0);
-  std::vector<idx_t> xadj, adj;
-  symmetric_graph(a, xadj, adj);
-  idx_t nv = a.nrows, ncon = 1, np = nparts, objval = 0;
+// METIS k-way labels of the graph, in this process.
+int metis_kway(const std::vector<idx_t>& xadj, const std::vector<idx_t>& adj, int nparts, std::vector<idx_t>& part) {
+  idx_t nv = static_cast<idx_t>(xadj.size()) - 1, ncon = 1, np = nparts, objval = 0;
   idx_t options[METIS_NOPTIONS];
   METIS_SetDefaultOptions(options);
   options[METIS_OPTION_SEED] = 1;  // reproducible partitions
-  std::vector<idx_t> part(static_cast<std::size_t>(a.nrows));
-  const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adj.empty() ? nullptr : adj.data(), nullptr, nullptr,
-                                     nullptr, &np, nullptr, nullptr, options, &objval, part.data());
+  part.assign(static_cast<std::size_t>(nv), 0);
+  return METIS_PartGraphKway(&nv, &ncon, const_cast<idx_t*>(xadj.data()),
+                             adj.empty() ? nullptr : const_cast<idx_t*>(adj.data()), nullptr, nullptr, nullptr, &np,
+                             nullptr, nullptr, options, &objval, part.data());
+}
+
+// What a budgeted METIS run gave: its labels, or why there are none.
+struct MetisOutcome {
+  bool finished = false;
+  std::vector<int> label;
+  std::string why_not;  // when !finished
+};
+
+MetisOutcome metis_in_process(const std::vector<idx_t>& xadj, const std::vector<idx_t>& adj, int nparts) {
+  std::vector<idx_t> part;
+  const int rc = metis_kway(xadj, adj, nparts, part);
   if (rc != METIS_OK) throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(rc));
-  for (ordinal_t i = 0; i < a.nrows; ++i) label[i] = static_cast<int>(part[i]);
-  if (progress) progress("partitioning (METIS)", 1.0);
-#else
-  (void)a;
-  (void)nparts;
-  (void)progress;
+  MetisOutcome out;
+  out.finished = true;
+  out.label.assign(part.begin(), part.end());
+  return out;
+}
+
+#if KSPMV_PARTITION_IN_CHILD
+bool write_all(int fd, const void* data, std::size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t w = ::write(fd, p, bytes);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    bytes -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// METIS under a deadline. METIS cannot be interrupted in-process, so it
+// runs in a forked child (copy-on-write: the graph is not copied), which
+// sends its labels back through a pipe and leaves with _exit (no atexit
+// handlers, no Kokkos or CUDA calls in the child). `meanwhile` runs here
+// while the child works (the fallback partition). At the deadline the
+// child is killed. Every half second of waiting reports progress.
+MetisOutcome metis_in_child(const std::vector<idx_t>& xadj, const std::vector<idx_t>& adj, int nparts, double budget,
+                            const ProgressFn& progress, const std::function<void()>& meanwhile) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t n = xadj.size() - 1;
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error(ErrorCode::Io, std::string("partition: pipe() for METIS failed: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error(ErrorCode::OutOfMemory, std::string("partition: fork() for METIS failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    int status = 1;
+    try {
+      std::vector<idx_t> part;
+      const std::int32_t rc = metis_kway(xadj, adj, nparts, part);
+      std::vector<std::int32_t> label(part.begin(), part.end());
+      status = write_all(fds[1], &rc, sizeof rc) &&
+                       (rc != METIS_OK || write_all(fds[1], label.data(), label.size() * sizeof(std::int32_t)))
+                   ? 0
+                   : 1;
+    } catch (...) {
+      status = 2;
+    }
+    ::_exit(status);
+  }
+  ::close(fds[1]);
+  if (meanwhile) meanwhile();
+  // The child's answer: METIS' return code, then a label per row.
+  std::vector<std::int32_t> buf(n + 1);
+  char* dst = reinterpret_cast<char*>(buf.data());
+  const std::size_t want = buf.size() * sizeof(std::int32_t);
+  std::size_t got = 0;
+  bool eof = false;
+  const std::string stage = "partitioning (METIS, stops at its " + seconds_text(budget) + " budget)";
+  while (got < want && !eof) {
+    const double left = budget - seconds_since(t0);
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int wait_ms = left <= 0 ? 0 : static_cast<int>(std::min(500.0, std::ceil(left * 1000)));
+    const int r = ::poll(&pfd, 1, wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r > 0) {
+      const ssize_t k = ::read(fds[0], dst + got, want - got);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) eof = true;
+      else got += static_cast<std::size_t>(k);
+      continue;  // drain what is there before looking at the clock
+    }
+    if (left <= 0) break;
+    if (progress) progress(stage.c_str(), std::min(1.0, seconds_since(t0) / budget));
+  }
+  const bool complete = got == want;
+  if (!complete) ::kill(pid, SIGKILL);
+  ::close(fds[0]);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  MetisOutcome out;
+  if (complete) {
+    if (buf[0] != METIS_OK)
+      throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(buf[0]));
+    out.finished = true;
+    out.label.assign(buf.begin() + 1, buf.end());
+  } else if (eof) {
+    out.why_not = "the METIS process ended without an answer (out of memory?)";
+  } else {
+    out.why_not = "METIS passed the " + seconds_text(budget) + " partition budget (ConvertOptions::partition_budget_seconds)";
+  }
+  if (progress) progress(stage.c_str(), 1.0);
+  return out;
+}
 #endif
-  return label;
+#endif
+
+// METIS k-way parts (Partitioner::Metis, or Auto) under the caller's
+// budget. Auto grows BFS parts beside METIS (this process, while METIS
+// runs in its own) and falls back to them when METIS does not finish in
+// time; the note gives both in-part shares so the trade is visible.
+// Explicit Metis past its budget is a LimitError. `max_rows` cuts METIS's
+// parts (from_labels); BFS parts are equal by construction.
+template <class Scalar>
+RowPartition metis_within_budget(const HostCsr<Scalar>& a, int nparts, ordinal_t max_rows, Partitioner how,
+                                 double budget, const ProgressFn& progress) {
+#if KSPMV_HAVE_METIS
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<idx_t> xadj, adj;
+  symmetric_graph(a, xadj, adj);
+  RowPartition bfs;
+  double bfs_seconds = 0, bfs_in_part = 0;
+  auto grow_bfs = [&] {  // with its in-part share, while METIS runs
+    const auto tb = std::chrono::steady_clock::now();
+    if (progress) progress("partitioning (BFS growing)", 0.0);
+    bfs = bfs_grow(xadj, adj, nparts);
+    bfs.method = "bfs";
+    bfs_seconds = seconds_since(tb);
+    bfs_in_part = in_part_share(a, bfs);
+  };
+  MetisOutcome metis;
+  const bool in_child = KSPMV_PARTITION_IN_CHILD && budget > 0;
+  if (!in_child) {
+    if (progress) progress("partitioning (METIS)", 0.0);
+    metis = metis_in_process(xadj, adj, nparts);
+    if (progress) progress("partitioning (METIS)", 1.0);
+  } else {
+#if KSPMV_PARTITION_IN_CHILD
+    std::function<void()> meanwhile;
+    if (how == Partitioner::Auto) meanwhile = grow_bfs;
+    metis = metis_in_child(xadj, adj, nparts, budget, progress, meanwhile);
+#endif
+  }
+  if (!metis.finished && how == Partitioner::Metis)
+    throw LimitError("partition: " + metis.why_not + " on a graph of " + std::to_string(a.nrows) + " rows and " +
+                     std::to_string(adj.size()) + " edges into " + std::to_string(nparts) +
+                     " parts; nothing was built. Raise the budget (0: no limit) or choose Partitioner::Bfs, "
+                     "which grows parts breadth-first in about linear time");
+  RowPartition p;
+  if (metis.finished) {
+    p = from_labels(metis.label, nparts, max_rows);
+    p.method = "metis";
+    if (!bfs.new_to_old.empty()) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "metis %.1f%% of entries in part; bfs (grown beside it in %s) %.1f%%",
+                    100 * in_part_share(a, p), seconds_text(bfs_seconds).c_str(), 100 * bfs_in_part);
+      p.note = buf;
+    }
+  } else {
+    if (bfs.new_to_old.empty()) grow_bfs();
+    p = std::move(bfs);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "; bfs instead: %.1f%% of entries in part", 100 * bfs_in_part);
+    p.note = metis.why_not + buf;
+  }
+  p.seconds = seconds_since(t0);
+  return p;
+#else
+  (void)a, (void)nparts, (void)max_rows, (void)how, (void)budget, (void)progress;
+  throw UnsupportedError("partition: kspmv was built without METIS");
+#endif
+}
+
+void check_budget(double budget) {
+  if (!(budget >= 0) || !std::isfinite(budget))
+    throw InvalidArgumentError("partition: partition_budget_seconds = " + std::to_string(budget) +
+                               " must be >= 0 and finite (0: no limit)");
 }
 
 }  // namespace
 
 template <class Scalar>
-RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how,
+RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how, double budget_seconds,
                             const ProgressFn& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (a.nrows != a.ncols) throw InvalidArgumentError("partition_rows: the matrix must be square");
   if (max_rows < 1) throw InvalidArgumentError("partition_rows: max_rows must be >= 1");
+  check_budget(budget_seconds);
   if (how == Partitioner::Metis && !have_metis())
     throw UnsupportedError("METIS partitioning was asked for, but kspmv was built without METIS "
                            "(install libmetis-dev and reconfigure, or use Partitioner::Contiguous)");
@@ -195,8 +403,12 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
   std::vector<int> label(static_cast<std::size_t>(n), 0);
   RowPartition p;
   if ((how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1) {
-    p = from_labels(metis_labels(a, nparts, progress), nparts, max_rows);
-    p.method = "metis";
+    return metis_within_budget(a, nparts, max_rows, how, budget_seconds, progress);
+  } else if (how == Partitioner::Bfs && nparts > 1) {
+    std::vector<std::int64_t> xadj, adj;
+    symmetric_graph(a, xadj, adj);
+    p = bfs_grow(xadj, adj, nparts);
+    p.method = "bfs";
   } else if (how == Partitioner::Rcm) {
     const auto order = rcm_order(a);
     p = from_labels(label, 1, max_rows);
@@ -207,32 +419,31 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
     p = from_labels(label, 1, max_rows);
     p.method = "contiguous";
   }
-  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.seconds = seconds_since(t0);
   return p;
 }
 
 template <class Scalar>
-RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how, const ProgressFn& progress) {
+RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how, double budget_seconds,
+                                 const ProgressFn& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (a.nrows != a.ncols) throw InvalidArgumentError("partition_rows_into: the matrix must be square");
   if (nparts < 1) throw InvalidArgumentError("partition_rows_into: nparts must be >= 1");
+  check_budget(budget_seconds);
   if (how == Partitioner::Metis && !have_metis())
     throw UnsupportedError("METIS partitioning was asked for, but kspmv was built without METIS "
                            "(install libmetis-dev and reconfigure, or use Partitioner::Rcm / Contiguous)");
   const ordinal_t n = a.nrows;
-  RowPartition p;
   const bool metis = (how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1 && n > nparts;
-  if (metis) {
-    p = from_labels(metis_labels(a, nparts, progress), nparts, n);
-    p.method = "metis";
+  if (metis) return metis_within_budget(a, nparts, n, how, budget_seconds, progress);
+  RowPartition p;
+  if (how == Partitioner::Bfs || how == Partitioner::Auto) {
+    if (progress) progress("partitioning (BFS growing)", 0.0);
+    std::vector<std::int64_t> xadj, adj;
+    symmetric_graph(a, xadj, adj);
+    p = bfs_grow(xadj, adj, nparts);
+    p.method = "bfs";
   } else {
-    if (how == Partitioner::Bfs || how == Partitioner::Auto) {
-      if (progress) progress("partitioning (BFS growing)", 0.0);
-      p = bfs_grow(a, nparts);
-      p.method = "bfs";
-      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return p;
-    }
     // Equal contiguous blocks, after RCM unless plain contiguous was asked.
     const bool use_rcm = how == Partitioner::Rcm;
     if (use_rcm && progress) progress("ordering (RCM)", 0.0);
@@ -246,7 +457,7 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
       p.part_start.push_back(static_cast<ordinal_t>(static_cast<std::int64_t>(n) * q / nparts));
     p.method = use_rcm ? "rcm-contiguous" : "contiguous";
   }
-  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.seconds = seconds_since(t0);
   return p;
 }
 
@@ -258,9 +469,9 @@ std::vector<ordinal_t> reverse_cuthill_mckee(const HostCsr<Scalar>& a) {
 
 template std::vector<ordinal_t> reverse_cuthill_mckee(const HostCsr<float>&);
 template std::vector<ordinal_t> reverse_cuthill_mckee(const HostCsr<double>&);
-template RowPartition partition_rows_into(const HostCsr<float>&, int, Partitioner, const ProgressFn&);
-template RowPartition partition_rows_into(const HostCsr<double>&, int, Partitioner, const ProgressFn&);
-template RowPartition partition_rows(const HostCsr<float>&, ordinal_t, Partitioner, const ProgressFn&);
-template RowPartition partition_rows(const HostCsr<double>&, ordinal_t, Partitioner, const ProgressFn&);
+template RowPartition partition_rows_into(const HostCsr<float>&, int, Partitioner, double, const ProgressFn&);
+template RowPartition partition_rows_into(const HostCsr<double>&, int, Partitioner, double, const ProgressFn&);
+template RowPartition partition_rows(const HostCsr<float>&, ordinal_t, Partitioner, double, const ProgressFn&);
+template RowPartition partition_rows(const HostCsr<double>&, ordinal_t, Partitioner, double, const ProgressFn&);
 
 }  // namespace kspmv

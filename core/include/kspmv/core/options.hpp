@@ -18,9 +18,11 @@ enum class OutputOrder { Caller, Internal };
 // kernel (Portable: what the tests compare the tuned kernels against).
 enum class KernelPath { Auto, Portable };
 
-// How PKT partitions rows into packets.
-// Auto: METIS when kspmv was built with it, else the format's documented
-// fallback (reported in the format's properties, never silent).
+// How PKT and EHYB partition rows.
+// Auto: METIS when kspmv was built with it and it finishes within
+// ConvertOptions::partition_budget_seconds, else parts grown breadth-first
+// (EHYB; PKT without METIS: contiguous). Reported in the format's
+// properties (partitioner, partition_note), never silent.
 // Rcm: reverse Cuthill-McKee order, then contiguous blocks. Bfs: parts
 // grown breadth-first over the graph, each from the last one's frontier.
 enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
@@ -87,6 +89,12 @@ struct ConvertOptions {
   // holds for x and y).
   Partitioner partitioner = Partitioner::Auto;
   int pkt_rows = 0;
+  // The most seconds METIS may take (wall clock, host). Measured on a
+  // 2-core host: 0.65-3.1 s on FEM meshes of 5-25M entries, 402 s on a 3M-
+  // row matrix with random columns. Past it Auto keeps BFS parts (grown
+  // meanwhile) and an explicit Metis is a LimitError. 0: no limit, METIS
+  // in this process (no fork: docs/ARCHITECTURE.md "Partitioning").
+  double partition_budget_seconds = 30;
   // EVC-HYB: rows of at most evc_split entries go to the sub-ELL part (a
   // thread per row), the longer ones to vector CSR (a warp or more per
   // row). 0 = auto: the paper's 128, lowered to 32 x rows / lanes when the

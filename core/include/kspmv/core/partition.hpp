@@ -1,7 +1,17 @@
 // Row partitioning for formats that cache a window of x per team (PKT,
-// later EHYB): METIS k-way on the graph of A + A^T when kspmv was built
-// with METIS, or contiguous blocks of rows. The choice is explicit and
-// reported, never silent.
+// EHYB): METIS k-way on the graph of A + A^T when kspmv was built with
+// METIS, parts grown breadth-first, or contiguous blocks of rows. The
+// choice is explicit and reported, never silent.
+//
+// METIS runs under a time budget (ConvertOptions::partition_budget_seconds):
+// on a graph with no locality (random columns) it can take minutes for a
+// partition no window format gains from. On POSIX systems it runs in a
+// forked child process, killed at the deadline (METIS cannot be stopped
+// in-process; the child shares the graph copy-on-write and makes no Kokkos,
+// CUDA or MPI calls). Partitioner::Auto grows BFS parts in this process
+// meanwhile and keeps them when METIS runs out of time; Partitioner::Metis
+// past its budget is a LimitError. A budget of 0 runs METIS in-process
+// with no limit (for programs that must not fork).
 #pragma once
 
 #include <string>
@@ -15,27 +25,32 @@ namespace kspmv {
 bool have_metis();
 
 struct RowPartition {
-  std::string method;              // "metis" or "contiguous"
+  std::string method;              // "metis", "bfs", "rcm-contiguous" or "contiguous"
+  // Why this method and what the other gave, where Auto tried two
+  // (in-part shares: entries whose column lies in the row's part).
+  std::string note;
   std::vector<ordinal_t> new_to_old;  // rows renumbered part by part
   std::vector<ordinal_t> part_start;  // parts' first rows (internal numbering), size parts + 1
   double seconds = 0;
 };
 
 // Splits the rows of a square matrix into parts of at most max_rows rows.
-// Partitioner::Auto means METIS when available, else contiguous;
+// Partitioner::Auto means METIS when available (BFS parts where it passes
+// the budget), else contiguous; Bfs grows parts of at most max_rows rows;
 // Partitioner::Metis without METIS is an UnsupportedError.
 template <class Scalar>
-RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how,
+RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how, double budget_seconds,
                             const ProgressFn& progress = {});
 
 // Splits the rows of a square matrix into exactly `nparts` parts (some may
 // be empty): METIS k-way (Partitioner::Metis, or Auto when built with
-// METIS; parts within METIS' ~3% imbalance), else equal parts grown
-// breadth-first over the graph (Bfs, or Auto without METIS), equal
+// METIS and METIS finishes within the budget; parts within METIS' ~3%
+// imbalance), else equal parts grown breadth-first over the graph (Bfs,
+// or Auto without METIS or past the budget), equal
 // contiguous blocks after reverse Cuthill-McKee (Rcm), or of the caller's
 // order (Contiguous). `method` says which.
 template <class Scalar>
-RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how,
+RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how, double budget_seconds,
                                  const ProgressFn& progress = {});
 
 // Reverse Cuthill-McKee order (new_to_old) of the graph of A + A^T, each

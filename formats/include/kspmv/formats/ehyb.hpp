@@ -40,6 +40,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "kspmv/core/properties.hpp"
@@ -60,6 +61,7 @@ namespace kspmv {
 
 struct EhybReport {
   std::string partitioner;
+  std::string partition_note;  // RowPartition::note: why, and what the other partitioner gave
   int processors = 1;       // P
   int k = 1;                // K of eq. (1)
   int parts = 0;            // K * P (fewer for tiny matrices: >= 32 rows a part)
@@ -198,6 +200,9 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   if (!(opt.ehyb_padded_fill >= 0 && opt.ehyb_padded_fill <= 2))
     throw InvalidArgumentError("ehyb: ehyb_padded_fill = " + std::to_string(opt.ehyb_padded_fill) +
                                " is outside [0, 2]");
+  if (!(opt.partition_budget_seconds >= 0) || !std::isfinite(opt.partition_budget_seconds))
+    throw InvalidArgumentError("ehyb: partition_budget_seconds = " + std::to_string(opt.partition_budget_seconds) +
+                               " must be >= 0 and finite (0: no limit)");
   if (opt.ehyb_shared_bytes < 0 || opt.ehyb_shared_bytes > limit)
     throw InvalidArgumentError("ehyb: ehyb_shared_bytes = " + std::to_string(opt.ehyb_shared_bytes) +
                                " is outside [0, " + std::to_string(limit) + "], the scratch one team may use here");
@@ -223,10 +228,15 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   K = std::max<std::int64_t>(K, per_sm);
   const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
   RowPartition part;
+  Kokkos::Timer partitioning;
   for (int attempt = 0;; ++attempt) {
     const std::int64_t parts = std::min(K * rep.processors, most_parts);
     if (parts > std::numeric_limits<int>::max()) throw FormatCannotHoldError("ehyb: too many parts");
-    part = partition_rows_into(a, static_cast<int>(parts), opt.partitioner, opt.progress);
+    // One budget for every attempt (METIS' imbalance can force a retry).
+    const double budget = opt.partition_budget_seconds > 0
+                              ? std::max(1e-3, opt.partition_budget_seconds - partitioning.seconds())
+                              : 0.0;
+    part = partition_rows_into(a, static_cast<int>(parts), opt.partitioner, budget, opt.progress);
     std::int64_t biggest = 0;
     for (std::size_t q = 0; q + 1 < part.part_start.size(); ++q)
       biggest = std::max<std::int64_t>(biggest, part.part_start[q + 1] - part.part_start[q]);
@@ -242,7 +252,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   rep.k = static_cast<int>(K);
   rep.parts = static_cast<int>(part.part_start.size()) - 1;
   rep.partitioner = part.method;
-  rep.partition_seconds = part.seconds;
+  rep.partition_note = part.note;
+  rep.partition_seconds = partitioning.seconds();
   Kokkos::Timer reorder;
   if (opt.progress) opt.progress("reordering", 0.0);
   // Part of each caller row, and in-part entry counts.
@@ -604,6 +615,7 @@ Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
   std::snprintf(b, sizeof b, "%.2f (CSR: %.2f)", r.bytes_per_nonzero, r.csr_bytes_per_nonzero);
   return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
           {"partitioner", r.partitioner},
+          {"partition_note", r.partition_note},
           {"parts", std::to_string(r.parts)},
           {"k_times_p", std::to_string(r.k) + " x " + std::to_string(r.processors)},
           {"window_rows", std::to_string(r.window_rows)},

@@ -48,6 +48,7 @@ struct PktDevice {
   int threads = 1;      // threads per packet (the team size)
   std::int64_t packet_nnz = 0;
   std::string partitioner;
+  std::string partition_note;  // RowPartition::note
   double partition_seconds = 0;
   OutputOrder order = OutputOrder::Caller;
   Kokkos::View<int*, memory_space> new_to_old;    // internal row -> caller row
@@ -71,6 +72,7 @@ struct PktDevice {
 template <class Scalar, class ExecSpace>
 std::vector<std::pair<std::string, std::string>> pkt_properties(const PktDevice<Scalar, ExecSpace>& f) {
   return {{"partitioner", f.partitioner},
+          {"partition_note", f.partition_note},
           {"packets", std::to_string(f.packets)},
           {"packet_rows", std::to_string(f.packet_rows)},
           {"threads_per_packet", std::to_string(f.threads)},
@@ -96,8 +98,9 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   if (p.packet_rows > scratch_rows || p.packet_rows > 65535)
     throw InvalidArgumentError("pkt: pkt_rows = " + std::to_string(p.packet_rows) + " exceeds the " +
                                std::to_string(std::min(scratch_rows, 65535)) + " rows a packet can cache");
-  const RowPartition part = partition_rows(a, p.packet_rows, opt.partitioner, opt.progress);
+  const RowPartition part = partition_rows(a, p.packet_rows, opt.partitioner, opt.partition_budget_seconds, opt.progress);
   p.partitioner = part.method;
+  p.partition_note = part.note;
   p.partition_seconds = part.seconds;
   p.packets = static_cast<int>(part.part_start.size()) - 1;
   // Fewer packets than two per SM: more threads a packet (pkt_gpu_threads).
