@@ -523,6 +523,10 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
         r.storage_mb += double(m.transpose_bytes()) * 1e-6;
         for (const auto& [k, v] : m.transposed(Space()).properties()) r.properties.push_back({"t_" + k, v});
         r.properties.push_back({"t_format", m.transposed(Space()).name()});
+        const auto tt = m.transpose_times();
+        r.properties.push_back({"t_structure_ms", std::to_string(tt.structure * 1e3)});
+        r.properties.push_back({"t_pick_ms", std::to_string(tt.pick * 1e3)});
+        r.properties.push_back({"t_convert_ms", std::to_string(tt.convert * 1e3)});
         typename kspmv::Matrix<Scalar>::vector_type xt("xt", a.nrows), yt("yt", a.ncols);
         kspmv::SpmvHandle<Scalar, Space> h;
         check_then_time<Scalar>(L, r, xt, yt, [&] { kspmv::spmv(Space(), h, "T", Scalar(1), m, xt, Scalar(0), yt); },

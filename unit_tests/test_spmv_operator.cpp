@@ -3,8 +3,10 @@
 // kernel path, against the host reference; A^T built on the device is
 // deterministic and refreshed by update_values; bad calls are typed errors
 // that change nothing.
+#include <algorithm>
 #include <cstring>
 
+#include "kspmv/core/transpose.hpp"
 #include "kspmv/spmv.hpp"
 #include "test_support.hpp"
 
@@ -333,4 +335,53 @@ TEST(SpmvOperator, PellrFusesOnlyUnsorted) {
   const auto a = generate<double>("powerlaw:3000:8");
   EXPECT_TRUE(M::convert(a, Format::Pellr, never).has_fused_block_kernel());
   EXPECT_FALSE(M::convert(a, Format::Pellr, always).has_fused_block_kernel());
+}
+
+// transpose_csr against the host transpose, array for array: columns
+// counted, entries placed by atomic cursors and each row of A^T put back in
+// A's row order (a thread for short rows, the key sort for rows of more
+// than kTransposeThreadSortMax entries: the power-law hubs and a dense
+// column); empty rows and columns, rectangular shapes, an empty matrix.
+TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  std::vector<std::tuple<int, int, double>> rect;
+  Rng rng(11);
+  for (int e = 0; e < 3000; ++e) {
+    const int i = static_cast<int>(rng.uniform() * 300), j = static_cast<int>(rng.uniform() * 170);
+    rect.emplace_back(i, j < 150 ? j : 7, rng.uniform() - 0.5);  // column 7 dense: a long row of A^T
+  }
+  const std::pair<std::string, HostCsr<double>> cases[] = {
+      {"powerlaw:4000:12", generate<double>("powerlaw:4000:12:seed=5")},
+      {"its transpose (long columns)", transpose(generate<double>("powerlaw:4000:12:seed=5"))},
+      {"lap3d:9", generate<double>("lap3d:9")},
+      {"rectangular 300x171", kspmv_test::from_triplets<double>(300, 171, rect)},
+      {"empty 5x3", kspmv_test::from_triplets<double>(5, 3, {})},
+  };
+  for (const auto& [what, a] : cases) {
+    const auto at = transpose(a);
+    const auto t = transpose_csr(Space(), upload_csr<double, Space>(a));
+    ASSERT_EQ(t.csr.nrows, a.ncols) << what;
+    ASSERT_EQ(t.csr.ncols, a.nrows) << what;
+    auto host = [](const auto& v) {
+      auto h = Kokkos::create_mirror_view(v);
+      Kokkos::deep_copy(h, v);
+      return std::vector<typename std::decay_t<decltype(v)>::non_const_value_type>(h.data(), h.data() + h.extent(0));
+    };
+    EXPECT_EQ(host(t.csr.row_ptr), at.row_ptr) << what;
+    EXPECT_EQ(host(t.csr.col_idx), at.col_idx) << what;
+    EXPECT_EQ(host(t.csr.values), at.values) << what;
+    // source names the entry of A each entry of A^T holds.
+    const auto src = host(t.source);
+    bool named = src.size() == at.values.size();
+    for (std::size_t p = 0; named && p < src.size(); ++p)
+      named = src[p] >= 0 && src[p] < a.nnz() && a.values[src[p]] == at.values[p] &&
+              a.col_idx[src[p]] == static_cast<ordinal_t>(std::upper_bound(at.row_ptr.begin(), at.row_ptr.end(),
+                                                                        static_cast<offset_t>(p)) -
+                                                           at.row_ptr.begin() - 1);
+    EXPECT_TRUE(named) << what;
+    bool has_long = false;
+    for (ordinal_t c = 0; c < at.nrows; ++c) has_long |= at.row_length(c) > kTransposeThreadSortMax;
+    if (what.find("long") != std::string::npos || what.find("rectangular") != std::string::npos)
+      EXPECT_TRUE(has_long) << what << ": the key-sort path is not exercised";
+  }
 }

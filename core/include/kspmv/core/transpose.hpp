@@ -2,15 +2,21 @@
 //
 // Mode "T" of kspmv::spmv applies A^T as a matrix of its own (any format),
 // so it needs A^T's CSR: its pattern once, and its values after every
-// refresh. The pattern comes from one sort of the keys col * nnz + k (k the
-// entry of A): the keys are unique, so any sort gives one order, and within
-// a column of A the entries keep A's row order (columns of A^T ascend). No
-// atomics: the same bits on every run and every device.
+// refresh. Counting, not sorting: each column's entries are counted
+// (integer atomics, so the counts are exact), the counts scanned into A^T's
+// offsets, and each entry of A placed in its column's segment by an atomic
+// cursor. The cursor's order depends on the schedule, so each segment is
+// then ordered by A's entry index, which is A's row order: a thread sorts a
+// short segment in place, and the few long ones (power-law hubs) are
+// ordered together by one sort of unique keys (segment rank, entry). The
+// result depends on the pattern only: the same bits on every run and every
+// device, columns of A^T ascending.
 #pragma once
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Sort.hpp>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "kspmv/core/device_csr.hpp"
@@ -26,56 +32,114 @@ struct TransposedCsr {
   Kokkos::View<int*, typename ExecSpace::memory_space> source;
 };
 
+// Segments of A^T up to this many entries are ordered by one thread
+// (insertion sort: at most 32 x 31 / 2 steps); longer ones by the key sort.
+constexpr std::int64_t kTransposeThreadSortMax = 32;
+
 template <class Scalar, class ExecSpace>
 TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a) {
   using M = typename ExecSpace::memory_space;
+  using policy = Kokkos::RangePolicy<ExecSpace>;
   const std::int64_t nnz = a.nnz();
   const std::int64_t nrows = a.nrows, ncols = a.ncols;
   if (nnz > std::int64_t(std::numeric_limits<int>::max()))
     throw FormatCannotHoldError("transpose: " + std::to_string(nnz) + " entries exceed 32-bit entry indices");
+  auto alloc = [&](const char* label) { return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)); };
   const auto row_ptr = a.row_ptr;
   const auto col_idx = a.col_idx;
-
-  // Each entry's row, then the unique keys col * nnz + entry.
-  Kokkos::View<int*, M> row_of(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::transpose::row_of"), nnz);
-  Kokkos::parallel_for(
-      "kspmv::transpose::row_of", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const std::int64_t i) {
-        for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) row_of(k) = static_cast<int>(i);
-      });
-  Kokkos::View<std::int64_t*, M> key(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::transpose::key"),
-                                     nnz);
-  Kokkos::parallel_for(
-      "kspmv::transpose::key", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz),
-      KOKKOS_LAMBDA(const std::int64_t k) { key(k) = std::int64_t(col_idx(k)) * nnz + k; });
-  space.fence();
-  if (nnz > 0) Kokkos::sort(key);
-  Kokkos::fence();
-
-  TransposedCsr<Scalar, ExecSpace> t;
-  Kokkos::View<offset_t*, M> tptr(Kokkos::view_alloc(space, "kspmv::transpose::row_ptr"), ncols + 1);
-  Kokkos::View<ordinal_t*, M> tcol(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::transpose::col_idx"),
-                                   nnz);
-  Kokkos::View<Scalar*, M> tval(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::transpose::values"),
-                                nnz);
-  t.source = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::transpose::source"),
-                                   nnz);
-  const auto source = t.source;
   const auto values = a.values;
-  // Row c of A^T starts at the first key of column c or beyond: each
-  // position where the column changes writes the starts of the columns it
-  // steps over (empty columns included), the last position those past it.
+
+  // A^T's offsets: entries a column, scanned.
+  Kokkos::View<offset_t*, M> tptr(Kokkos::view_alloc(space, std::string("kspmv::transpose::row_ptr")), ncols + 1);
   Kokkos::parallel_for(
-      "kspmv::transpose::entries", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t p) {
-        const std::int64_t c = key(p) / nnz;
-        const std::int64_t k = key(p) - c * nnz;
-        source(p) = static_cast<int>(k);
-        tcol(p) = row_of(k);
-        tval(p) = values(k);
-        const std::int64_t prev = p == 0 ? -1 : key(p - 1) / nnz;
-        for (std::int64_t j = prev + 1; j <= c; ++j) tptr(j) = p;
-        if (p == nnz - 1)
-          for (std::int64_t j = c + 1; j <= ncols; ++j) tptr(j) = nnz;
+      "kspmv::transpose::count", policy(space, 0, nnz),
+      KOKKOS_LAMBDA(const std::int64_t k) { Kokkos::atomic_add(&tptr(col_idx(k) + 1), offset_t(1)); });
+  Kokkos::parallel_scan(
+      "kspmv::transpose::offsets", policy(space, 0, ncols + 1),
+      KOKKOS_LAMBDA(const std::int64_t c, offset_t& sum, const bool final) {
+        sum += tptr(c);
+        if (final) tptr(c) = sum;
       });
+
+  // Each entry into its column's segment (a thread a row of A; the cursor
+  // makes the order within a segment arbitrary).
+  TransposedCsr<Scalar, ExecSpace> t;
+  t.source = Kokkos::View<int*, M>(alloc("kspmv::transpose::source"), nnz);
+  Kokkos::View<ordinal_t*, M> tcol(alloc("kspmv::transpose::col_idx"), nnz);
+  Kokkos::View<offset_t*, M> cursor(alloc("kspmv::transpose::cursor"), ncols);
+  Kokkos::deep_copy(space, cursor, Kokkos::subview(tptr, Kokkos::make_pair(std::int64_t(0), ncols)));
+  const auto source = t.source;
+  Kokkos::parallel_for(
+      "kspmv::transpose::place", policy(space, 0, nrows), KOKKOS_LAMBDA(const std::int64_t i) {
+        for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) {
+          const offset_t p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), offset_t(1));
+          source(p) = static_cast<int>(k);
+          tcol(p) = static_cast<ordinal_t>(i);
+        }
+      });
+
+  // Short segments ordered by entry index in place; long ones counted (and
+  // their entries) for the key sort.
+  std::int64_t long_entries = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::transpose::order_short", policy(space, 0, ncols),
+      KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_long) {
+        const offset_t b = tptr(c), e = tptr(c + 1);
+        if (e - b > kTransposeThreadSortMax) {
+          in_long += e - b;
+          return;
+        }
+        for (offset_t p = b + 1; p < e; ++p) {
+          const int s = source(p);
+          const ordinal_t r = tcol(p);
+          offset_t q = p;
+          for (; q > b && source(q - 1) > s; --q) {
+            source(q) = source(q - 1);
+            tcol(q) = tcol(q - 1);
+          }
+          source(q) = s;
+          tcol(q) = r;
+        }
+      },
+      long_entries);
+  if (long_entries > 0) {
+    // The long segments' entries, gathered in column order (a scan of
+    // their lengths), keyed (rank of the segment, entry of A): unique keys,
+    // so one sort orders every long segment at once.
+    Kokkos::View<std::int64_t*, M> long_start(alloc("kspmv::transpose::long_start"), ncols);
+    Kokkos::parallel_scan(
+        "kspmv::transpose::long_segments", policy(space, 0, ncols),
+        KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum, const bool final) {
+          const std::int64_t len = tptr(c + 1) - tptr(c);
+          if (final) long_start(c) = sum;
+          sum += len > kTransposeThreadSortMax ? len : 0;
+        });
+    // A thread a long entry e: its column is the last whose long_start is
+    // at most e (short columns before it share its start).
+    Kokkos::View<std::int64_t*, M> key(alloc("kspmv::transpose::key"), long_entries);
+    Kokkos::parallel_for(
+        "kspmv::transpose::long_keys", policy(space, 0, long_entries), KOKKOS_LAMBDA(const std::int64_t e) {
+          const std::int64_t c = detail::row_of_entry(long_start, ncols, e);
+          // c * nnz + entry fits 63 bits: columns and entries are 32-bit.
+          key(e) = c * nnz + source(tptr(c) + (e - long_start(c)));
+        });
+    space.fence();
+    Kokkos::sort(key);
+    Kokkos::fence();
+    Kokkos::parallel_for(
+        "kspmv::transpose::long_place", policy(space, 0, long_entries), KOKKOS_LAMBDA(const std::int64_t e) {
+          // Sorted by column first, so the e-th key is still in the
+          // segment of the column it names.
+          const std::int64_t c = key(e) / nnz;
+          const std::int64_t k = key(e) - c * nnz;
+          const offset_t p = tptr(c) + (e - long_start(c));
+          source(p) = static_cast<int>(k);
+          tcol(p) = static_cast<ordinal_t>(detail::row_of_entry(row_ptr, nrows, k));
+        });
+  }
+  Kokkos::View<Scalar*, M> tval(alloc("kspmv::transpose::values"), nnz);
+  Kokkos::parallel_for(
+      "kspmv::transpose::values", policy(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t p) { tval(p) = values(source(p)); });
   t.csr.nrows = a.ncols;
   t.csr.ncols = a.nrows;
   t.csr.row_ptr = tptr;

@@ -608,15 +608,18 @@ class Matrix {
     }
     const auto tr = transpose_csr(space, d);
     space.fence();
+    st.times.structure = timer.seconds();
     const Format f = st.opt.transpose_format == Format::Auto ? pick_built_on_device(tr.csr, st.opt)
                                                              : st.opt.transpose_format;
+    st.times.pick = timer.seconds() - st.times.structure;
     Matrix t = convert_any(tr.csr, f, st.opt);
     if (refreshable() && t.refreshable())
       t.impl_ = t.impl_->with_map(t.impl_->value_map().reindexed(space, tr.source, impl_->value_map()));
     space.fence();
     st.matrix = std::make_shared<const Matrix>(std::move(t));
     st.pattern = {};  // A^T's map now refreshes it: the pattern is not needed again
-    st.seconds = timer.seconds();
+    st.times.total = timer.seconds();
+    st.times.convert = st.times.total - st.times.structure - st.times.pick;
   }
 
   // The pattern phase builds the format from the tagged pattern, the value
@@ -768,10 +771,17 @@ class Matrix {
     if (transpose_->matrix) return transpose_->matrix->storage_bytes() + transpose_->matrix->value_map_bytes();
     return transpose_->pattern.row_ptr.span() * sizeof(offset_t) + transpose_->pattern.col_idx.span() * sizeof(ordinal_t);
   }
-  double transpose_seconds() const {
-    if (!transpose_) return 0;
+  double transpose_seconds() const { return transpose_times().total; }
+  // Where A^T's build went, in seconds: its CSR on the device (structure),
+  // the model's choice of its format (pick; Format::Auto only), its
+  // conversion and value map (convert). Zero until it is built.
+  struct TransposeTimes {
+    double structure = 0, pick = 0, convert = 0, total = 0;
+  };
+  TransposeTimes transpose_times() const {
+    if (!transpose_) return {};
     std::lock_guard<std::mutex> guard(transpose_->lock);
-    return transpose_->seconds;
+    return transpose_->times;
   }
   Properties properties() const {
     Properties p = impl_ ? impl_->properties() : Properties{};
@@ -798,7 +808,7 @@ class Matrix {
     device_csr_type pattern;  // A's, until A^T is built
     ConvertOptions opt;       // A^T's conversion
     std::shared_ptr<const Matrix> matrix;
-    double seconds = 0;
+    TransposeTimes times;
   };
 
   friend class SpmvHandle<Scalar, ExecSpace>;
