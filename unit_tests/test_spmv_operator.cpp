@@ -385,3 +385,28 @@ TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {
       EXPECT_TRUE(has_long) << what << ": the key-sort path is not exercised";
   }
 }
+
+// Aᵀ of a structurally symmetric A takes A's format (when A's is built on
+// the device), whatever A's values; a non-symmetric pattern, or a format
+// built on the host, goes to the model's pick among device-built formats.
+// Both give Aᵀx right, against the host transpose.
+TEST(Transpose, SymmetricPatternKeepsAsFormat) {
+  auto a = generate<double>("lap3d:8");
+  Rng rng(5);
+  for (auto& v : a.values) v = rng.uniform() - 0.5;  // the pattern symmetric, the values not
+  const auto at = transpose(a);
+  for (Format f : {Format::Pellr, Format::CsrVector, Format::Dia, Format::Ehyb}) {
+    const auto m = Matrix<double>::convert(a, f);
+    const auto& t = m.transposed(Kokkos::DefaultExecutionSpace());
+    if (f == Format::Ehyb)
+      EXPECT_NE(t.format(), Format::Ehyb) << "ehyb is built on the host: Aᵀ is the model's pick";
+    else
+      EXPECT_EQ(t.format(), f) << format_name(f);
+    EXPECT_TRUE((mode_matches_reference<double, Kokkos::LayoutLeft>(a, at, m, "T", 1, 1.0, 0.0))) << format_name(f);
+  }
+  // A non-symmetric pattern: the model's pick, still right.
+  const auto g = generate<double>("rmat:9:6");
+  const auto gt = transpose(g);
+  const auto m = Matrix<double>::convert(g, Format::Pellr);
+  EXPECT_TRUE((mode_matches_reference<double, Kokkos::LayoutLeft>(g, gt, m, "T", 2, 2.0, 0.5)));
+}

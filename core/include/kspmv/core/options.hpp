@@ -145,9 +145,10 @@ struct ConvertOptions {
   // bytes a nonzero on the device, none for formats that keep the CSR
   // order). Off: no map, no refresh.
   bool value_map = true;
-  // A^T for mode "T" (see TransposeBuild), in transpose_format: Auto lets
-  // the model pick among the formats built on the device, so building A^T
-  // costs a few SpMVs, not a host conversion.
+  // A^T for mode "T" (see TransposeBuild), in transpose_format: Auto takes
+  // A's format where A's pattern is symmetric and A's format is built on
+  // the device, else lets the model pick among the formats built there, so
+  // building A^T never means a host conversion.
   TransposeBuild transpose = TransposeBuild::OnFirstUse;
   Format transpose_format = Format::Auto;
   // Format::Auto: SpMVs the caller expects per value refresh (a Krylov

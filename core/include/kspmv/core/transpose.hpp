@@ -15,6 +15,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Sort.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -146,6 +147,26 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
   t.csr.col_idx = tcol;
   t.csr.values = tval;
   return t;
+}
+
+// Whether two device CSRs have the same pattern (shape, offsets, columns):
+// A and A^T do where A is structurally symmetric, and then A's format suits
+// A^T as well. One pass over both.
+template <class Scalar, class ExecSpace>
+bool same_pattern(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, const DeviceCsr<Scalar, ExecSpace>& b) {
+  if (a.nrows != b.nrows || a.ncols != b.ncols || a.nnz() != b.nnz()) return false;
+  const auto ap = a.row_ptr, bp = b.row_ptr;
+  const auto ac = a.col_idx, bc = b.col_idx;
+  const std::int64_t rows = a.nrows, nnz = a.nnz();
+  std::int64_t differ = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::transpose::same_pattern", Kokkos::RangePolicy<ExecSpace>(space, 0, std::max(rows + 1, nnz)),
+      KOKKOS_LAMBDA(const std::int64_t k, std::int64_t& n) {
+        if (k <= rows && ap(k) != bp(k)) ++n;
+        if (k < nnz && ac(k) != bc(k)) ++n;
+      },
+      differ);
+  return differ == 0;
 }
 
 }  // namespace kspmv

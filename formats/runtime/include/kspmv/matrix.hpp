@@ -609,8 +609,13 @@ class Matrix {
     const auto tr = transpose_csr(space, d);
     space.fence();
     st.times.structure = timer.seconds();
-    const Format f = st.opt.transpose_format == Format::Auto ? pick_built_on_device(tr.csr, st.opt)
-                                                             : st.opt.transpose_format;
+    // Format::Auto: A's own format where A^T has A's pattern (a symmetric
+    // pattern: the same pattern runs the same in any format, and A's was
+    // chosen for it, measured where auto picked it; no pattern figures to
+    // take), else the model's pick from A^T's pattern figures.
+    Format f = st.opt.transpose_format;
+    if (f == Format::Auto) f = built_on_device(format_) && same_pattern(space, d, tr.csr) ? format_
+                                                                                        : pick_built_on_device(tr.csr, st.opt);
     st.times.pick = timer.seconds() - st.times.structure;
     Matrix t = convert_any(tr.csr, f, st.opt);
     if (refreshable() && t.refreshable())
