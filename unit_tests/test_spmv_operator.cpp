@@ -339,7 +339,7 @@ TEST(SpmvOperator, PellrFusesOnlyUnsorted) {
 
 // transpose_csr against the host transpose, array for array: columns
 // counted, entries placed by atomic cursors and each row of A^T put back in
-// A's row order (a thread for short rows, the key sort for rows of more
+// A's row order (ranked a thread an entry in short rows, the key sort for rows of more
 // than kTransposeThreadSortMax entries: the power-law hubs and a dense
 // column); empty rows and columns, rectangular shapes, an empty matrix.
 TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {

@@ -6,9 +6,10 @@
 // (integer atomics, so the counts are exact), the counts scanned into A^T's
 // offsets, and each entry of A placed in its column's segment by an atomic
 // cursor. The cursor's order depends on the schedule, so each segment is
-// then ordered by A's entry index, which is A's row order: a thread sorts a
-// short segment in place, and the few long ones (power-law hubs) are
-// ordered together by one sort of unique keys (segment rank, entry). The
+// then ordered by A's entry index, which is A's row order: in a short
+// segment each entry is written at its rank among the segment's entries,
+// and the few long ones (power-law hubs) are ordered together by one sort
+// of unique keys (column, entry). The
 // result depends on the pattern only: the same bits on every run and every
 // device, columns of A^T ascending.
 #pragma once
@@ -33,8 +34,8 @@ struct TransposedCsr {
   Kokkos::View<int*, typename ExecSpace::memory_space> source;
 };
 
-// Segments of A^T up to this many entries are ordered by one thread
-// (insertion sort: at most 32 x 31 / 2 steps); longer ones by the key sort.
+// Segments of A^T up to this many entries are ordered by ranking (a thread
+// an entry reads the segment's entries); longer ones by the key sort.
 constexpr std::int64_t kTransposeThreadSortMax = 32;
 
 template <class Scalar, class ExecSpace>
@@ -63,44 +64,46 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
       });
 
   // Each entry into its column's segment (a thread a row of A; the cursor
-  // makes the order within a segment arbitrary).
+  // makes the order within a segment arbitrary), in scratch arrays.
   TransposedCsr<Scalar, ExecSpace> t;
   t.source = Kokkos::View<int*, M>(alloc("kspmv::transpose::source"), nnz);
   Kokkos::View<ordinal_t*, M> tcol(alloc("kspmv::transpose::col_idx"), nnz);
-  Kokkos::View<offset_t*, M> cursor(alloc("kspmv::transpose::cursor"), ncols);
-  Kokkos::deep_copy(space, cursor, Kokkos::subview(tptr, Kokkos::make_pair(std::int64_t(0), ncols)));
+  Kokkos::View<int*, M> placed_entry(alloc("kspmv::transpose::placed_entry"), nnz);
+  Kokkos::View<ordinal_t*, M> placed_row(alloc("kspmv::transpose::placed_row"), nnz);
+  {
+    Kokkos::View<offset_t*, M> cursor(alloc("kspmv::transpose::cursor"), ncols);
+    Kokkos::deep_copy(space, cursor, Kokkos::subview(tptr, Kokkos::make_pair(std::int64_t(0), ncols)));
+    Kokkos::parallel_for(
+        "kspmv::transpose::place", policy(space, 0, nrows), KOKKOS_LAMBDA(const std::int64_t i) {
+          for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) {
+            const offset_t p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), offset_t(1));
+            placed_entry(p) = static_cast<int>(k);
+            placed_row(p) = static_cast<ordinal_t>(i);
+          }
+        });
+  }
   const auto source = t.source;
-  Kokkos::parallel_for(
-      "kspmv::transpose::place", policy(space, 0, nrows), KOKKOS_LAMBDA(const std::int64_t i) {
-        for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) {
-          const offset_t p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), offset_t(1));
-          source(p) = static_cast<int>(k);
-          tcol(p) = static_cast<ordinal_t>(i);
-        }
-      });
 
-  // Short segments ordered by entry index in place; long ones counted (and
-  // their entries) for the key sort.
+  // A thread an entry of a short segment writes it at its rank in the
+  // segment (how many of the segment's entries precede it in A): at most
+  // 32 reads, which neighbouring threads of the same segment share in
+  // cache, and one write; no data moves twice. Entries of long segments
+  // are counted for the key sort.
   std::int64_t long_entries = 0;
   Kokkos::parallel_reduce(
-      "kspmv::transpose::order_short", policy(space, 0, ncols),
-      KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_long) {
+      "kspmv::transpose::order_short", policy(space, 0, nnz),
+      KOKKOS_LAMBDA(const std::int64_t p, std::int64_t& in_long) {
+        const int k = placed_entry(p);
+        const ordinal_t c = col_idx(k);
         const offset_t b = tptr(c), e = tptr(c + 1);
         if (e - b > kTransposeThreadSortMax) {
-          in_long += e - b;
+          ++in_long;
           return;
         }
-        for (offset_t p = b + 1; p < e; ++p) {
-          const int s = source(p);
-          const ordinal_t r = tcol(p);
-          offset_t q = p;
-          for (; q > b && source(q - 1) > s; --q) {
-            source(q) = source(q - 1);
-            tcol(q) = tcol(q - 1);
-          }
-          source(q) = s;
-          tcol(q) = r;
-        }
+        offset_t rank = 0;
+        for (offset_t q = b; q < e; ++q) rank += placed_entry(q) < k;
+        source(b + rank) = k;
+        tcol(b + rank) = placed_row(p);
       },
       long_entries);
   if (long_entries > 0) {
@@ -122,7 +125,7 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
         "kspmv::transpose::long_keys", policy(space, 0, long_entries), KOKKOS_LAMBDA(const std::int64_t e) {
           const std::int64_t c = detail::row_of_entry(long_start, ncols, e);
           // c * nnz + entry fits 63 bits: columns and entries are 32-bit.
-          key(e) = c * nnz + source(tptr(c) + (e - long_start(c)));
+          key(e) = c * nnz + placed_entry(tptr(c) + (e - long_start(c)));
         });
     space.fence();
     Kokkos::sort(key);
