@@ -37,6 +37,9 @@ struct TransposedCsr {
 // Segments of A^T up to this many entries are ordered by ranking (a thread
 // an entry reads the segment's entries); longer ones by the key sort.
 constexpr std::int64_t kTransposeThreadSortMax = 32;
+// Rows of A up to this many entries are placed by one thread; the entries
+// of longer rows a thread each.
+constexpr std::int64_t kTransposeThreadRowMax = 64;
 
 template <class Scalar, class ExecSpace>
 TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a) {
@@ -51,36 +54,69 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
   const auto col_idx = a.col_idx;
   const auto values = a.values;
 
-  // A^T's offsets: entries a column, scanned.
-  Kokkos::View<offset_t*, M> tptr(Kokkos::view_alloc(space, std::string("kspmv::transpose::row_ptr")), ncols + 1);
+  // A^T's offsets: entries a column (32-bit counters: nnz fits an int,
+  // and half the footprint keeps a large column count in L2), scanned.
+  Kokkos::View<int*, M> count(Kokkos::view_alloc(space, std::string("kspmv::transpose::count")), ncols);
   Kokkos::parallel_for(
       "kspmv::transpose::count", policy(space, 0, nnz),
-      KOKKOS_LAMBDA(const std::int64_t k) { Kokkos::atomic_add(&tptr(col_idx(k) + 1), offset_t(1)); });
+      KOKKOS_LAMBDA(const std::int64_t k) { Kokkos::atomic_add(&count(col_idx(k)), 1); });
+  Kokkos::View<offset_t*, M> tptr(alloc("kspmv::transpose::row_ptr"), ncols + 1);
   Kokkos::parallel_scan(
       "kspmv::transpose::offsets", policy(space, 0, ncols + 1),
       KOKKOS_LAMBDA(const std::int64_t c, offset_t& sum, const bool final) {
-        sum += tptr(c);
         if (final) tptr(c) = sum;
+        if (c < ncols) sum += count(c);
       });
 
-  // Each entry into its column's segment (a thread a row of A; the cursor
-  // makes the order within a segment arbitrary), in scratch arrays.
+  // Each entry into its column's segment by an atomic cursor (so the
+  // order within a segment is arbitrary), in scratch arrays: a thread a
+  // row of A up to kTransposeThreadRowMax entries, a thread an entry in
+  // the longer rows, so no thread walks a power-law hub alone.
   TransposedCsr<Scalar, ExecSpace> t;
   t.source = Kokkos::View<int*, M>(alloc("kspmv::transpose::source"), nnz);
   Kokkos::View<ordinal_t*, M> tcol(alloc("kspmv::transpose::col_idx"), nnz);
   Kokkos::View<int*, M> placed_entry(alloc("kspmv::transpose::placed_entry"), nnz);
   Kokkos::View<ordinal_t*, M> placed_row(alloc("kspmv::transpose::placed_row"), nnz);
   {
-    Kokkos::View<offset_t*, M> cursor(alloc("kspmv::transpose::cursor"), ncols);
-    Kokkos::deep_copy(space, cursor, Kokkos::subview(tptr, Kokkos::make_pair(std::int64_t(0), ncols)));
+    const auto cursor = count;  // reused: each column's next free slot
     Kokkos::parallel_for(
-        "kspmv::transpose::place", policy(space, 0, nrows), KOKKOS_LAMBDA(const std::int64_t i) {
-          for (offset_t k = row_ptr(i); k < row_ptr(i + 1); ++k) {
-            const offset_t p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), offset_t(1));
+        "kspmv::transpose::cursor", policy(space, 0, ncols),
+        KOKKOS_LAMBDA(const std::int64_t c) { cursor(c) = static_cast<int>(tptr(c)); });
+    std::int64_t long_row_entries = 0;
+    Kokkos::parallel_reduce(
+        "kspmv::transpose::place", policy(space, 0, nrows),
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& in_long) {
+          const offset_t b = row_ptr(i), e = row_ptr(i + 1);
+          if (e - b > kTransposeThreadRowMax) {
+            in_long += e - b;
+            return;
+          }
+          for (offset_t k = b; k < e; ++k) {
+            const int p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), 1);
             placed_entry(p) = static_cast<int>(k);
             placed_row(p) = static_cast<ordinal_t>(i);
           }
-        });
+        },
+        long_row_entries);
+    if (long_row_entries > 0) {
+      Kokkos::View<std::int64_t*, M> long_row_start(alloc("kspmv::transpose::long_row_start"), nrows);
+      Kokkos::parallel_scan(
+          "kspmv::transpose::long_rows", policy(space, 0, nrows),
+          KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+            const std::int64_t len = row_ptr(i + 1) - row_ptr(i);
+            if (final) long_row_start(i) = sum;
+            sum += len > kTransposeThreadRowMax ? len : 0;
+          });
+      Kokkos::parallel_for(
+          "kspmv::transpose::place_long_rows", policy(space, 0, long_row_entries),
+          KOKKOS_LAMBDA(const std::int64_t e) {
+            const std::int64_t i = detail::row_of_entry(long_row_start, nrows, e);
+            const offset_t k = row_ptr(i) + (e - long_row_start(i));
+            const int p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), 1);
+            placed_entry(p) = static_cast<int>(k);
+            placed_row(p) = static_cast<ordinal_t>(i);
+          });
+    }
   }
   const auto source = t.source;
 
