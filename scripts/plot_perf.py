@@ -35,8 +35,6 @@ PART2_ALL = path("h100-default-part2-2026-11-23.csv")    # same run, part 2
 PART2 = path("h100-default-part2-2026-11-24.csv")        # commit 1b51eb5, with set-up
 FEM = path("h100-fem-2026-11-24.csv")                    # commit 1b51eb5, with set-up
 AB = [path(f"h100-ab-2026-11-24-{w}.csv") for w in ("old-1", "old-2", "new-1", "new-2")]
-LARGE100 = path("h100-large-100m-2026-11-22.csv")        # commit b16be56
-FEM100 = path("h100-fem-100m-2026-11-22.csv")            # commit dd29880
 PELLR = path("h100-pellr-2026-11-22.csv")                # commit dd29880
 VECTORS = path("h100-vectors8-auto-03e8d30-2026-11-24.csv")  # --vectors 8
 
@@ -265,20 +263,6 @@ def tables():
     for (name, _), sc in zip(runs, scores):
         for miss in sc[5]:
             print(f"<!-- pick miss, {name}: {miss} -->")
-
-    print("\n<!-- the 100M-nonzero suites (b16be56, dd29880) -->")
-    rows = []
-    for f, suite in ((LARGE100, "large-100m (`b16be56`)"), (FEM100, "fem-100m (`dd29880`)")):
-        r = Run(f)
-        for m in r.matrices:
-            def named(t_k):
-                return f"{LABEL.get(t_k[1], t_k[1])}: {us(t_k[0])} ({pct(r.ok(m, t_k[1]))})" if t_k[1] else "not run"
-            internal = r.best(m, [k for k in r.runners if k.endswith("order=internal")])
-            a_ = r.ok(m, "auto")
-            rows.append([m, suite, named(r.best_peer(m)), named(r.best_format(m)), named(internal),
-                         f"{us(a_['time_us'])} ({pct(a_)})" if a_ else "not run"])
-    print(md(["matrix", "suite (commit)", "best peer", "fastest format, caller's order",
-              "fastest, internal order", "auto"], rows, ["---"] * 6))
 
     if os.path.exists(VECTORS):
         print("\n<!-- --vectors 8: Y = A X for 8 columns -->")
