@@ -341,7 +341,8 @@ TEST(SpmvOperator, PellrFusesOnlyUnsorted) {
 // counted, entries placed by atomic cursors and each row of A^T put back in
 // A's row order (ranked a thread an entry in short rows, the key sort for rows of more
 // than kTransposeThreadSortMax entries: the power-law hubs and a dense
-// column); empty rows and columns, rectangular shapes, an empty matrix.
+// column; every entry sorted where most lie in long rows of A^T: a dense
+// block); empty rows and columns, rectangular shapes, an empty matrix.
 TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {
   using Space = Kokkos::DefaultExecutionSpace;
   std::vector<std::tuple<int, int, double>> rect;
@@ -350,12 +351,16 @@ TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {
     const int i = static_cast<int>(rng.uniform() * 300), j = static_cast<int>(rng.uniform() * 170);
     rect.emplace_back(i, j < 150 ? j : 7, rng.uniform() - 0.5);  // column 7 dense: a long row of A^T
   }
+  std::vector<std::tuple<int, int, double>> dense;
+  for (int i = 0; i < 50; ++i)
+    for (int j = 0; j < 40; ++j) dense.emplace_back(i, j, rng.uniform() - 0.5);
   const std::pair<std::string, HostCsr<double>> cases[] = {
       {"powerlaw:4000:12", generate<double>("powerlaw:4000:12:seed=5")},
       {"its transpose (long columns)", transpose(generate<double>("powerlaw:4000:12:seed=5"))},
       {"lap3d:9", generate<double>("lap3d:9")},
       {"rectangular 300x171", kspmv_test::from_triplets<double>(300, 171, rect)},
       {"empty 5x3", kspmv_test::from_triplets<double>(5, 3, {})},
+      {"dense 50x40: every column long, every entry sorted", kspmv_test::from_triplets<double>(50, 40, dense)},
   };
   for (const auto& [what, a] : cases) {
     const auto at = transpose(a);
@@ -381,7 +386,8 @@ TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {
     EXPECT_TRUE(named) << what;
     bool has_long = false;
     for (ordinal_t c = 0; c < at.nrows; ++c) has_long |= at.row_length(c) > kTransposeThreadSortMax;
-    if (what.find("long") != std::string::npos || what.find("rectangular") != std::string::npos)
+    if (what.find("long") != std::string::npos || what.find("rectangular") != std::string::npos ||
+        what.find("dense") != std::string::npos)
       EXPECT_TRUE(has_long) << what << ": the key-sort path is not exercised";
     bool has_long_row = false;  // of A: placed a thread an entry
     for (ordinal_t i = 0; i < a.nrows; ++i) has_long_row |= a.row_length(i) > kTransposeThreadRowMax;
