@@ -173,8 +173,8 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
         long_entries);
     if (long_entries > 0) {
       // The long segments' entries, gathered in column order (a scan of
-      // their lengths), keyed (rank of the segment, entry of A): unique keys,
-      // so one sort orders every long segment at once.
+      // their lengths), keyed (column, entry of A): unique keys, so one
+      // sort orders every long segment at once.
       Kokkos::View<std::int64_t*, M> long_start(alloc("kspmv::transpose::long_start"), ncols);
       Kokkos::parallel_scan(
           "kspmv::transpose::long_segments", policy(space, 0, ncols),
