@@ -160,7 +160,16 @@ RowPartition bfs_grow(const std::vector<Idx>& xadj, const std::vector<Idx>& adj,
     for (ordinal_t v : frontier) queued[v] = 0;
     p.part_start.push_back(static_cast<ordinal_t>(p.new_to_old.size()));
   }
+  p.method = "bfs";
   return p;
+}
+
+// BFS parts of A's graph (A + A^T), built here.
+template <class Scalar>
+RowPartition bfs_parts(const HostCsr<Scalar>& a, int nparts) {
+  std::vector<std::int64_t> xadj, adj;
+  symmetric_graph(a, xadj, adj);
+  return bfs_grow(xadj, adj, nparts);
 }
 
 // Share of A's entries whose column lies in its row's part: what a window
@@ -200,6 +209,10 @@ int metis_kway(const std::vector<idx_t>& xadj, const std::vector<idx_t>& adj, in
                              nullptr, nullptr, options, &objval, part.data());
 }
 
+Error metis_failed(int rc) {
+  return Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(rc));
+}
+
 // What a budgeted METIS run gave: its labels, or why there are none.
 struct MetisOutcome {
   bool finished = false;
@@ -210,7 +223,7 @@ struct MetisOutcome {
 MetisOutcome metis_in_process(const std::vector<idx_t>& xadj, const std::vector<idx_t>& adj, int nparts) {
   std::vector<idx_t> part;
   const int rc = metis_kway(xadj, adj, nparts, part);
-  if (rc != METIS_OK) throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(rc));
+  if (rc != METIS_OK) throw metis_failed(rc);
   MetisOutcome out;
   out.finished = true;
   out.label.assign(part.begin(), part.end());
@@ -298,7 +311,7 @@ MetisOutcome metis_in_child(const std::vector<idx_t>& xadj, const std::vector<id
   MetisOutcome out;
   if (complete) {
     if (buf[0] != METIS_OK)
-      throw Error(ErrorCode::InvalidArgument, "METIS_PartGraphKway failed with code " + std::to_string(buf[0]));
+      throw metis_failed(buf[0]);
     out.finished = true;
     out.label.assign(buf.begin() + 1, buf.end());
   } else if (eof) {
@@ -331,7 +344,6 @@ RowPartition metis_within_budget(const HostCsr<Scalar>& a, int nparts, ordinal_t
     const auto tb = std::chrono::steady_clock::now();
     if (progress) progress("partitioning (BFS growing)", 0.0);
     bfs = bfs_grow(xadj, adj, nparts);
-    bfs.method = "bfs";
     bfs_seconds = seconds_since(tb);
     bfs_in_part = in_part_share(a, bfs);
   };
@@ -378,13 +390,13 @@ RowPartition metis_within_budget(const HostCsr<Scalar>& a, int nparts, ordinal_t
 #endif
 }
 
-void check_budget(double budget) {
+}  // namespace
+
+void check_partition_budget(double budget, const char* who) {
   if (!(budget >= 0) || !std::isfinite(budget))
-    throw InvalidArgumentError("partition: partition_budget_seconds = " + std::to_string(budget) +
+    throw InvalidArgumentError(std::string(who) + ": partition_budget_seconds = " + std::to_string(budget) +
                                " must be >= 0 and finite (0: no limit)");
 }
-
-}  // namespace
 
 template <class Scalar>
 RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how, double budget_seconds,
@@ -392,7 +404,7 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
   const auto t0 = std::chrono::steady_clock::now();
   if (a.nrows != a.ncols) throw InvalidArgumentError("partition_rows: the matrix must be square");
   if (max_rows < 1) throw InvalidArgumentError("partition_rows: max_rows must be >= 1");
-  check_budget(budget_seconds);
+  check_partition_budget(budget_seconds);
   if (how == Partitioner::Metis && !have_metis())
     throw UnsupportedError("METIS partitioning was asked for, but kspmv was built without METIS "
                            "(install libmetis-dev and reconfigure, or use Partitioner::Contiguous)");
@@ -405,10 +417,7 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
   if ((how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1) {
     return metis_within_budget(a, nparts, max_rows, how, budget_seconds, progress);
   } else if (how == Partitioner::Bfs && nparts > 1) {
-    std::vector<std::int64_t> xadj, adj;
-    symmetric_graph(a, xadj, adj);
-    p = bfs_grow(xadj, adj, nparts);
-    p.method = "bfs";
+    p = bfs_parts(a, nparts);
   } else if (how == Partitioner::Rcm) {
     const auto order = rcm_order(a);
     p = from_labels(label, 1, max_rows);
@@ -429,7 +438,7 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
   const auto t0 = std::chrono::steady_clock::now();
   if (a.nrows != a.ncols) throw InvalidArgumentError("partition_rows_into: the matrix must be square");
   if (nparts < 1) throw InvalidArgumentError("partition_rows_into: nparts must be >= 1");
-  check_budget(budget_seconds);
+  check_partition_budget(budget_seconds);
   if (how == Partitioner::Metis && !have_metis())
     throw UnsupportedError("METIS partitioning was asked for, but kspmv was built without METIS "
                            "(install libmetis-dev and reconfigure, or use Partitioner::Rcm / Contiguous)");
@@ -439,10 +448,7 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
   RowPartition p;
   if (how == Partitioner::Bfs || how == Partitioner::Auto) {
     if (progress) progress("partitioning (BFS growing)", 0.0);
-    std::vector<std::int64_t> xadj, adj;
-    symmetric_graph(a, xadj, adj);
-    p = bfs_grow(xadj, adj, nparts);
-    p.method = "bfs";
+    p = bfs_parts(a, nparts);
   } else {
     // Equal contiguous blocks, after RCM unless plain contiguous was asked.
     const bool use_rcm = how == Partitioner::Rcm;

@@ -34,6 +34,12 @@ struct RowPartition {
   double seconds = 0;
 };
 
+// An InvalidArgumentError unless budget_seconds (partition_budget_seconds)
+// is >= 0 and finite; `who` starts the message. partition_rows and
+// partition_rows_into check theirs; a format that partitions later checks
+// before its other work.
+void check_partition_budget(double budget_seconds, const char* who = "partition");
+
 // Splits the rows of a square matrix into parts of at most max_rows rows.
 // Partitioner::Auto means METIS when available (BFS parts where it passes
 // the budget), else contiguous; Bfs grows parts of at most max_rows rows;

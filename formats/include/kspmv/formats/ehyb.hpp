@@ -200,9 +200,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   if (!(opt.ehyb_padded_fill >= 0 && opt.ehyb_padded_fill <= 2))
     throw InvalidArgumentError("ehyb: ehyb_padded_fill = " + std::to_string(opt.ehyb_padded_fill) +
                                " is outside [0, 2]");
-  if (!(opt.partition_budget_seconds >= 0) || !std::isfinite(opt.partition_budget_seconds))
-    throw InvalidArgumentError("ehyb: partition_budget_seconds = " + std::to_string(opt.partition_budget_seconds) +
-                               " must be >= 0 and finite (0: no limit)");
+  check_partition_budget(opt.partition_budget_seconds, "ehyb");
   if (opt.ehyb_shared_bytes < 0 || opt.ehyb_shared_bytes > limit)
     throw InvalidArgumentError("ehyb: ehyb_shared_bytes = " + std::to_string(opt.ehyb_shared_bytes) +
                                " is outside [0, " + std::to_string(limit) + "], the scratch one team may use here");
