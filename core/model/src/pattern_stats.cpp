@@ -8,10 +8,12 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
 
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/distinct_count.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/roofline.hpp"
@@ -54,33 +56,40 @@ double x_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_by
       const RowRef r = rows[p];
       for (std::int64_t k = r.begin; k < r.end; ++k) s.push_back(r.col(k) / per_sector);
     }
-    std::sort(s.begin(), s.end());
-    total += double(std::unique(s.begin(), s.end()) - s.begin());
+    total += double(distinct_count(s));
   }
   return total;
 }
 
 // 32-byte sectors that warps of 32 positions touch in row_ptr (the row's
-// two offsets), y, the column indices and the values.
+// two offsets), y, the column indices and the values. Each row touches a
+// run of sectors in each array, so a warp's count is the size of the
+// union of its rows' runs (sorted and merged: a warp of hub rows costs
+// as little as a warp of short ones).
 template <class Rows>
 double sorted_row_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_bytes) {
-  std::vector<std::int64_t> sec[4];
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs[4];  // [first, last] sectors
   double total = 0;
-  auto span = [](std::vector<std::int64_t>& out, std::int64_t b, std::int64_t e, int bytes) {
-    for (std::int64_t q = b * bytes / 32; e > b && q <= (e * bytes - 1) / 32; ++q) out.push_back(q);
+  auto span = [](std::vector<std::pair<std::int64_t, std::int64_t>>& out, std::int64_t b, std::int64_t e, int bytes) {
+    if (e > b) out.push_back({b * bytes / 32, (e * bytes - 1) / 32});
   };
   for (std::size_t w = p0; w < p1; w += 32) {
-    for (auto& v : sec) v.clear();
+    for (auto& v : runs) v.clear();
     for (std::size_t p = w; p < std::min(p1, w + 32); ++p) {
       const RowRef r = rows[p];
-      span(sec[0], r.id, r.id + 2, kIndex);
-      span(sec[1], r.id, r.id + 1, scalar_bytes);
-      span(sec[2], r.begin, r.end, kIndex);
-      span(sec[3], r.begin, r.end, scalar_bytes);
+      span(runs[0], r.id, r.id + 2, kIndex);
+      span(runs[1], r.id, r.id + 1, scalar_bytes);
+      span(runs[2], r.begin, r.end, kIndex);
+      span(runs[3], r.begin, r.end, scalar_bytes);
     }
-    for (auto& v : sec) {
+    for (auto& v : runs) {
       std::sort(v.begin(), v.end());
-      total += double(std::unique(v.begin(), v.end()) - v.begin());
+      std::int64_t next = std::numeric_limits<std::int64_t>::min();  // the first sector not yet counted
+      for (const auto& [first, last] : v) {
+        const std::int64_t from = std::max(first, next);
+        if (last >= from) total += double(last - from + 1);
+        next = std::max(next, last + 1);
+      }
     }
   }
   return total;
