@@ -239,3 +239,51 @@ TEST(DeviceInput, ScrambledInputRefreshesLikeAFreshConversion) {
     EXPECT_EQ(apply_host(m, x), apply_host(M::convert(b, f, opt), x)) << format_name(f);
   }
 }
+
+// for_each_row_segment over the rows of row_ptr, each entry's visits,
+// row and segment length recorded (a free function: nvcc takes no device
+// lambda in a test body, a private member).
+void visit_segments(const Kokkos::View<offset_t*, Mem>& rp, std::int64_t longest, const Kokkos::View<int*, Mem>& visits,
+                    const Kokkos::View<int*, Mem>& row, const Kokkos::View<int*, Mem>& span) {
+  detail::for_each_row_segment(
+      Space(), "test::segments", std::int64_t(rp.extent(0)) - 1, longest,
+      KOKKOS_LAMBDA(const std::int64_t r) { return rp(r); }, KOKKOS_LAMBDA(const std::int64_t r) { return rp(r + 1); },
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
+        for (std::int64_t k = k0; k < k1; ++k) {
+          Kokkos::atomic_add(&visits(k), 1);
+          row(k) = static_cast<int>(r);
+          span(k) = static_cast<int>(k1 - k0);
+        }
+      });
+}
+
+// The conversions' fills walk rows in segments of at most kRowSegment
+// entries (a power-law hub spread over many threads): every entry is
+// visited once, by its own row, in segments no longer than that, with
+// empty rows, rows of one segment and rows of many; where no row is
+// longer than a segment, a thread takes a row whole.
+TEST(DeviceInput, RowSegmentsVisitEveryEntryOnce) {
+  const std::vector<std::int64_t> lengths = {0, 3, 32, 33, 0, 0, 1000, 64, 65, 1, 0, 31, 7000, 2};
+  std::vector<offset_t> row_ptr(1, 0);
+  for (const auto l : lengths) row_ptr.push_back(row_ptr.back() + static_cast<offset_t>(l));
+  const std::int64_t n = static_cast<std::int64_t>(lengths.size()), nnz = row_ptr.back();
+  const auto rp = to_device<offset_t>(row_ptr);
+  for (const std::int64_t longest : {std::int64_t(7000), std::int64_t(100000)}) {
+    Kokkos::View<int*, Mem> visits("visits", nnz), row("row", nnz), span("span", nnz);
+    visit_segments(rp, longest, visits, row, span);
+    const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), visits);
+    const auto w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), row);
+    const auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), span);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+        ASSERT_EQ(v(k), 1) << "entry " << k;
+        ASSERT_EQ(w(k), i) << "entry " << k;
+        ASSERT_LE(s(k), detail::kRowSegment) << "entry " << k;
+      }
+  }
+  const std::vector<offset_t> short_ptr = {0, 5, 5, 37, 40};
+  Kokkos::View<int*, Mem> visits("visits", 40), row("row", 40), span("span", 40);
+  visit_segments(to_device<offset_t>(short_ptr), 32, visits, row, span);
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), span);
+  for (std::int64_t k = 0; k < 40; ++k) EXPECT_EQ(h(k), k < 5 ? 5 : k < 37 ? 32 : 3) << k;
+}

@@ -68,6 +68,19 @@ Kokkos::View<const T*, typename ExecSpace::memory_space> same_or_copy(const V& v
       KOKKOS_LAMBDA(const std::int64_t i) { out(i) = static_cast<T>(v(i)); });
   return out;
 }
+
+// The row holding entry k (k < nnz): the last row whose offset is <= k, so
+// empty rows before it are stepped over. A binary search: a thread an
+// entry spreads a long row over many threads.
+template <class RowPtr>
+KOKKOS_INLINE_FUNCTION std::int64_t row_of_entry(const RowPtr& row_ptr, std::int64_t nrows, std::int64_t k) {
+  std::int64_t lo = 0, hi = nrows;
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (std::int64_t(row_ptr(mid)) <= k) lo = mid; else hi = mid;
+  }
+  return lo;
+}
 }  // namespace detail
 
 // A DeviceCsr over a caller's device views: row offsets (nrows + 1, any
@@ -126,7 +139,8 @@ struct CsrFaults {
   std::int64_t offsets, range, order;  // bad offsets; a column out of range; columns not strictly increasing
 };
 
-// One pass over the matrix on the device; the host sees three scalars.
+// Three passes over the matrix on the device (offsets, then column range
+// and order); the host sees three scalars.
 // Throws InvalidArgumentError naming `what` for what no conversion can
 // mend: the arrays' sizes, offsets out of order, columns out of range.
 template <class Scalar, class ExecSpace>
@@ -142,22 +156,40 @@ CsrFaults find_faults(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>
   const auto col = d.col_idx;
   const std::int64_t nnz = d.nnz(), nrows = d.nrows;
   const ordinal_t ncols = d.ncols;
-  std::int64_t first[3];
-  for (int fault = 0; fault < 3; ++fault) {
-    Kokkos::parallel_reduce(
-        "kspmv::csr_faults", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows),
-        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& m) {
-          const offset_t b = row_ptr(i), e = row_ptr(i + 1);
-          bool bad = false;
-          if (fault == 0) {
-            bad = (i == 0 && b != 0) || e < b || e > nnz || (i + 1 == nrows && e != nnz);
-          } else if (b <= e && e <= nnz) {
-            for (offset_t k = b; k < e && !bad; ++k)
-              bad = fault == 1 ? (col(k) < 0 || col(k) >= ncols) : (k > b && col(k) <= col(k - 1));
-          }
-          if (bad && i < m) m = i;
-        },
-        Kokkos::Min<std::int64_t>(first[fault]));
+  // Offsets first, a thread a row: the entry passes below search them.
+  std::int64_t first[3] = {nrows, nrows, nrows};
+  Kokkos::parallel_reduce(
+      "kspmv::csr_faults::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& m) {
+        const offset_t b = row_ptr(i), e = row_ptr(i + 1);
+        const bool bad = (i == 0 && b != 0) || e < b || e > nnz || (i + 1 == nrows && e != nnz);
+        if (bad && i < m) m = i;
+      },
+      Kokkos::Min<std::int64_t>(first[0]));
+  if (first[0] >= nrows && nrows > 0 && nnz > 0) {
+    // Columns in range, then strictly increasing: a thread per W
+    // consecutive entries, the row of its first found by a binary search
+    // of row_ptr and the next by stepping, so a row of 10^5 entries is not
+    // one thread's walk (8 ms a pass on a 1M-row power-law graph).
+    constexpr std::int64_t W = 16;
+    const std::int64_t walks = (nnz + W - 1) / W;
+    for (int fault = 1; fault < 3; ++fault) {
+      Kokkos::parallel_reduce(
+          "kspmv::csr_faults::entries", Kokkos::RangePolicy<ExecSpace>(space, 0, walks),
+          KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& m) {
+            const std::int64_t k0 = c * W, k1 = k0 + W < nnz ? k0 + W : nnz;
+            std::int64_t i = detail::row_of_entry(row_ptr, nrows, k0), begin = row_ptr(i), end = row_ptr(i + 1);
+            for (std::int64_t k = k0; k < k1; ++k) {
+              while (k >= end) {
+                begin = end;
+                end = row_ptr(++i + 1);
+              }
+              const bool bad = fault == 1 ? (col(k) < 0 || col(k) >= ncols) : (k > begin && col(k) <= col(k - 1));
+              if (bad && i < m) m = i;
+            }
+          },
+          Kokkos::Min<std::int64_t>(first[fault]));
+    }
   }
   const CsrFaults f{std::min(first[0], nrows), std::min(first[1], nrows), std::min(first[2], nrows)};
   if (f.offsets < nrows)
@@ -186,19 +218,6 @@ struct CanonicalCsr {
 namespace detail {
 template <class T>
 using unmanaged_host = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-// The row holding entry k (k < nnz): the last row whose offset is <= k, so
-// empty rows before it are stepped over. A binary search: a thread an
-// entry spreads a long row over many threads.
-template <class RowPtr>
-KOKKOS_INLINE_FUNCTION std::int64_t row_of_entry(const RowPtr& row_ptr, std::int64_t nrows, std::int64_t k) {
-  std::int64_t lo = 0, hi = nrows;
-  while (hi - lo > 1) {
-    const std::int64_t mid = (lo + hi) / 2;
-    if (std::int64_t(row_ptr(mid)) <= k) lo = mid; else hi = mid;
-  }
-  return lo;
-}
 
 // canonical_csr's work on the device. The rows whose columns are not
 // strictly increasing ("bad" rows, ranked b = 0, 1, ...) are sorted by

@@ -223,7 +223,8 @@ void coo_apply(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, Exe
 
 }  // namespace detail
 
-// On the device: a thread a row writes its row index into its entries and
+// On the device: a thread a row (a segment of a long one) writes its row
+// index into its entries, and
 // says whether it is empty or spans chunks; two compactions list those.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
@@ -247,9 +248,11 @@ CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a
   const auto row = c.row;
   const auto rp = a.row_ptr;
   const std::int64_t chunk = c.chunk;
-  Kokkos::parallel_for(
-      "kspmv::coo::rows", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
-        for (std::int64_t k = rp(i); k < rp(i + 1); ++k) row(k) = i;
+  detail::for_each_row_segment(
+      space, "kspmv::coo::rows", a.nrows, longest_row(space, rp), KOKKOS_LAMBDA(const std::int64_t i) { return rp(i); },
+      KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1); },
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
+        for (std::int64_t k = k0; k < k1; ++k) row(k) = static_cast<int>(i);
       });
   auto spans = KOKKOS_LAMBDA(const std::int64_t i) {
     return rp(i + 1) > rp(i) && (rp(i + 1) - 1) / chunk > rp(i) / chunk;

@@ -37,6 +37,7 @@
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_info.hpp"
 #include "kspmv/core/device_util.hpp"
+#include "kspmv/core/distinct_count.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/permutation.hpp"
@@ -274,23 +275,26 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
     const auto eval = d.ell_val;
     const auto ccol = d.csr_col;
     const auto cval = d.csr_val;
-    Kokkos::parallel_for(
-        "kspmv::evc_hyb::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
-          const int o = perm(p);
-          const std::int64_t b = rp(o), e = rp(o + 1);
+    // Position p holds CSR row perm(p): its j-th entry goes to column j of
+    // p's ELL block, or to the CSR part's row p - isplit.
+    detail::for_each_row_segment(
+        space, "kspmv::evc_hyb::fill", n, longest, KOKKOS_LAMBDA(const std::int64_t p) { return rp(perm(p)); },
+        KOKKOS_LAMBDA(const std::int64_t p) { return rp(perm(p) + 1); },
+        KOKKOS_LAMBDA(const std::int64_t p, const std::int64_t k0, const std::int64_t k1) {
+          const std::int64_t first = rp(perm(p));
           if (p < isplit) {
             const int q = slice_block_d(static_cast<int>(p / 32));
             const std::int64_t row_begin = blk(q * B), brows = blk(q * B + 1), offset = blk(q * B + 3);
-            for (std::int64_t k = b; k < e; ++k) {
-              const std::int64_t pos = offset + (k - b) * brows + (p - row_begin);
+            for (std::int64_t k = k0; k < k1; ++k) {
+              const std::int64_t pos = offset + (k - first) * brows + (p - row_begin);
               ecol(pos) = col(k);
               eval(pos) = src(k);
             }
           } else {
-            const std::int64_t base = cp(p - isplit);
-            for (std::int64_t k = b; k < e; ++k) {
-              ccol(base + (k - b)) = col(k);
-              cval(base + (k - b)) = src(k);
+            const std::int64_t base = cp(p - isplit) - first;
+            for (std::int64_t k = k0; k < k1; ++k) {
+              ccol(base + k) = col(k);
+              cval(base + k) = src(k);
             }
           }
         });
@@ -326,8 +330,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
       sec.clear();
       for (; q < end; ++q)
         for (std::int64_t j = 0; j < hlen[static_cast<std::size_t>(ids[q])]; ++j) sec.push_back(cols[at++] / per_sector);
-      std::sort(sec.begin(), sec.end());
-      sectors += std::unique(sec.begin(), sec.end()) - sec.begin();
+      sectors += distinct_count(sec);
     }
     const double alpha = at > 0 ? double(sectors) * 32.0 / (double(tau) * double(at)) : 0.0;
     d.report.roofline = code_balance(a.nnz(), slots + cptr.back(), a.nrows, tau, alpha);

@@ -58,7 +58,7 @@ namespace detail {
 // as a device CSR of the same shape (HYB's COO part).
 template <class Scalar, class ExecSpace>
 DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a,
-                                          std::int64_t K) {
+                                          std::int64_t K, std::int64_t longest) {
   using M = typename ExecSpace::memory_space;
   Kokkos::View<offset_t*, M> rp(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_row_ptr"),
                                 a.row_ptr.extent(0));
@@ -78,12 +78,18 @@ DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCs
   Kokkos::View<Scalar*, M> val(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_val"), total);
   const auto acol = a.col_idx;
   const auto aval = a.values;
-  Kokkos::parallel_for(
-      "kspmv::hyb::tail_fill", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
-        std::int64_t out = rp(i);
-        for (std::int64_t k = src(i) + K; k < src(i + 1); ++k, ++out) {
-          col(out) = acol(k);
-          val(out) = aval(k);
+  // Row i's entries from its K-th on go to the tail, from rp(i).
+  detail::for_each_row_segment(
+      space, "kspmv::hyb::tail_fill", a.nrows, longest - K,
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        return std::int64_t(src(i)) + K < std::int64_t(src(i + 1)) ? std::int64_t(src(i)) + K : std::int64_t(src(i + 1));
+      },
+      KOKKOS_LAMBDA(const std::int64_t i) { return std::int64_t(src(i + 1)); },
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
+        const std::int64_t out = rp(i) + (k0 - std::int64_t(src(i)) - K);
+        for (std::int64_t k = k0; k < k1; ++k) {
+          col(out + (k - k0)) = acol(k);
+          val(out + (k - k0)) = aval(k);
         }
       });
   DeviceCsr<Scalar, ExecSpace> t;
@@ -144,7 +150,7 @@ HybDevice<Scalar, ExecSpace> to_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const
   }
   K = std::min(maxlen, K);
   h.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
-  h.coo = to_coo_device(detail::entries_past(space, a, K), opt);
+  h.coo = to_coo_device(detail::entries_past(space, a, K, maxlen), opt);
   space.fence();
   h.conversion_seconds = timer.seconds();
   return h;

@@ -91,12 +91,16 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
   const auto rp = a.row_ptr;
   const auto col = a.col_idx;
   const auto src = a.values;
-  Kokkos::parallel_for(
-      "kspmv::jad::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const int r) {
-        const int o = perm(r);
-        for (std::int64_t k = rp(o); k < rp(o + 1); ++k) {
-          idx(jd_ptr(k - rp(o)) + r) = col(k);
-          val(jd_ptr(k - rp(o)) + r) = src(k);
+  // Position r holds CSR row perm(r): its j-th entry goes to jagged
+  // diagonal j at r.
+  detail::for_each_row_segment(
+      space, "kspmv::jad::fill", nrows, longest, KOKKOS_LAMBDA(const std::int64_t r) { return rp(perm(r)); },
+      KOKKOS_LAMBDA(const std::int64_t r) { return rp(perm(r) + 1); },
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
+        const std::int64_t first = rp(perm(r));
+        for (std::int64_t k = k0; k < k1; ++k) {
+          idx(jd_ptr(k - first) + r) = col(k);
+          val(jd_ptr(k - first) + r) = src(k);
         }
       });
   j.new_to_old = perm;

@@ -74,7 +74,8 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
   p.order = opt.output_order;
   p.kernel = opt.kernel;
   const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::pellr::lengths");
-  auto perm = detail::rows_by_length(space, len, longest_row(space, a.row_ptr), true, "kspmv::pellr::new_to_old");
+  const std::int64_t longest = longest_row(space, a.row_ptr);
+  auto perm = detail::rows_by_length(space, len, longest, true, "kspmv::pellr::new_to_old");
   p.ellr_iterations = detail::warp_iterations(space, len, detail::device_ints<ExecSpace>());
   p.pellr_iterations = detail::warp_iterations(space, len, perm);
   p.sorted = opt.pellr_sort == RowSort::Always ||
@@ -119,13 +120,16 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
   const auto rp = a.row_ptr;
   const auto col = a.col_idx;
   const auto src = a.values;
-  Kokkos::parallel_for(
-      "kspmv::pellr::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows), KOKKOS_LAMBDA(const int r) {
-        const int o = perm(r);
-        const std::int64_t base = offset(r / slice) + r % slice;
-        for (std::int64_t k = rp(o); k < rp(o + 1); ++k) {
-          idx(base + (k - rp(o)) * slice) = col(k);
-          val(base + (k - rp(o)) * slice) = src(k);
+  // Position r holds CSR row perm(r): its j-th entry goes to column j of
+  // r's lane in r's slice.
+  detail::for_each_row_segment(
+      space, "kspmv::pellr::fill", nrows, longest, KOKKOS_LAMBDA(const std::int64_t r) { return rp(perm(r)); },
+      KOKKOS_LAMBDA(const std::int64_t r) { return rp(perm(r) + 1); },
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
+        const std::int64_t first = rp(perm(r)), base = offset(r / slice) + r % slice;
+        for (std::int64_t k = k0; k < k1; ++k) {
+          idx(base + (k - first) * slice) = col(k);
+          val(base + (k - first) * slice) = src(k);
         }
       });
   p.new_to_old = perm;
