@@ -2,6 +2,7 @@
 // expected_applies SpMVs); on a device the shortlist is converted and
 // timed, on a host space the model's first choice stands; bad options are
 // typed errors.
+#include <cmath>
 #include <fstream>
 
 #include "test_support.hpp"
@@ -83,6 +84,51 @@ TEST(Auto, PickIsCorrectAndSaysHowItChose) {
     const std::string wide_how = wide.properties().front().second;
     EXPECT_EQ(wide_how.find("(4 columns)") != std::string::npos, !on_host) << wide_how;
   }
+}
+
+// The expected saving of timing one more candidate: the spread's share of
+// the best time where the estimate equals it, about the estimated gain
+// where the estimate is far below it, next to nothing far above, and
+// falling as the estimate rises.
+TEST(Auto, TrialSavingFollowsTheEstimate) {
+  const double best = 1e-4, applies = 1000;
+  EXPECT_NEAR(expected_trial_saving(applies, best, best), applies * best * kModelSpread * 0.3989423, 1e-9);
+  EXPECT_NEAR(expected_trial_saving(applies, best, best / 2), applies * best * std::log(2.0), applies * best * 0.01);
+  EXPECT_LT(expected_trial_saving(applies, best, best * 4), applies * best * 1e-3);
+  double before = 1e300;
+  for (double r = 0.25; r < 4; r *= 1.1) {
+    const double s = expected_trial_saving(applies, best, best * r);
+    EXPECT_LT(s, before) << r;
+    before = s;
+  }
+  EXPECT_EQ(expected_trial_saving(0, best, best), 0.0);
+}
+
+// On a device auto times a further candidate only where that can pay: a
+// run of one SpMV times the first alone and names the others it left; a
+// run of 10^12 times the whole shortlist. On a host space nothing is timed.
+TEST(Auto, TimesAnotherCandidateOnlyWhereItCanPay) {
+  using M = Matrix<double>;
+  constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M::memory_space>::accessible;
+  const auto a = generate<double>("lap3d:24");
+  ConvertOptions opt;
+  opt.expected_applies = 1;
+  const auto short_run = M::convert(a, Format::Auto, opt);
+  const std::string few = short_run.properties().front().second;
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, short_run, 1.0, 0.0));
+  opt.expected_applies = 1e12;
+  const auto long_run = M::convert(a, Format::Auto, opt);
+  const std::string all = long_run.properties().front().second;
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, long_run, 1.0, 0.0));
+  if (on_host) {
+    EXPECT_EQ(few.rfind("model", 0), 0u) << few;
+    return;
+  }
+  EXPECT_NE(few.find("not timed: "), std::string::npos) << few;
+  EXPECT_EQ(all.find("not timed"), std::string::npos) << all;
+  int timed = 0;
+  for (std::size_t at = all.find(", set-up "); at != std::string::npos; at = all.find(", set-up ", at + 1)) ++timed;
+  EXPECT_EQ(timed, 3) << all;
 }
 
 TEST(Auto, BadOptionsAreTypedErrors) {

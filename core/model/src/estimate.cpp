@@ -202,6 +202,13 @@ SetupDefaults setup_defaults(Format f) {
   return {2000, 0.5, 1.0};
 }
 
+double expected_trial_saving(double applies, double best, double estimate, double spread) {
+  if (!(best > 0) || !(estimate > 0) || !(spread > 0)) return applies * std::max(best, 0.0);
+  const double d = std::log(estimate / best), z = d / spread;
+  const double phi = std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI), tail = 0.5 * std::erfc(z / std::sqrt(2.0));
+  return applies * best * std::max(0.0, spread * phi - d * tail);
+}
+
 double loop_seconds(const FormatEstimate& e, double expected_applies) {
   return e.setup_seconds + e.refresh_seconds + expected_applies * e.seconds;
 }

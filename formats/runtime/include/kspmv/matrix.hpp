@@ -388,10 +388,13 @@ class Matrix {
   }
 
  private:
-  // Converts the model's first opt.auto_candidates formats (skipping one
-  // whose set-up alone, by the model, costs more than the best measured
-  // loop), times SpMVs and a refresh of each, and returns the cheapest
-  // loop; the others are freed as it goes.
+  // Converts the model's first opt.auto_candidates formats, times SpMVs and
+  // a refresh of each, and returns the cheapest loop; the others are freed
+  // as it goes. After the first, a candidate is converted only where
+  // timing it is expected to save more over expected_applies SpMVs than
+  // its conversion and trial cost (expected_trial_saving: the model's
+  // estimates and set-up scaled by what the first candidate measured
+  // against them); the note says which were left and why.
   template <class In>
   static Matrix measured_pick(const In& a, const ConvertOptions& opt, const canonical_type* merged,
                               const std::vector<FormatEstimate>& ranked) {
@@ -421,13 +424,26 @@ class Matrix {
         m.apply(space, Scalar(1), Kokkos::subview(X, Kokkos::ALL(), j), Scalar(0), Kokkos::subview(Y, Kokkos::ALL(), j));
     };
     Matrix best;
-    double best_loop = 0, setups = 0;
-    std::string report;
+    double best_loop = 0, best_spmv = 0, setups = 0;
+    double spmv_scale = 1, setup_scale = 1, trial_cost = 0;  // from the first candidate
+    std::string report, left;
     int tried = 0;
     Kokkos::Timer timer;
     for (const auto& e : ranked) {
       if (tried >= opt.auto_candidates || !e.feasible) break;
-      if (!best.empty() && e.setup_seconds > best_loop) continue;
+      if (!best.empty()) {
+        if (e.setup_seconds > best_loop) continue;
+        const double saving = expected_trial_saving(opt.expected_applies, best_spmv, e.seconds * spmv_scale);
+        const double cost = e.setup_seconds * setup_scale + trial_cost;
+        if (saving < cost) {
+          char line[128];
+          std::snprintf(line, sizeof line, "%s%s (may save %.2f ms, costs %.2f ms)", left.empty() ? "" : ", ",
+                        format_name(e.format), saving * 1e3, cost * 1e3);
+          left += line;
+          ++tried;  // auto_candidates counts the shortlist, timed or not
+          continue;
+        }
+      }
       Matrix m;
       try {
         m = convert_to(a, e.format, trial_opt, merged);
@@ -436,6 +452,7 @@ class Matrix {
       }
       ++tried;
       setups += m.conversion_seconds();
+      Kokkos::Timer trial_timer;
       const double spmv = trial_seconds(space, [&] { product(m); });
       // A refresh with the values it holds (the same bits stay), timed
       // once after a warm-up: it weighs 1 / expected_applies of an SpMV in
@@ -445,6 +462,11 @@ class Matrix {
                                  ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); }, false)
                                  : e.refresh_seconds;
       const double loop = m.conversion_seconds() + refresh + opt.expected_applies * spmv;
+      if (best.empty()) {
+        spmv_scale = e.seconds > 0 ? spmv / e.seconds : 1;
+        setup_scale = e.setup_seconds > 0 ? m.conversion_seconds() / e.setup_seconds : 1;
+        trial_cost = trial_timer.seconds();
+      }
       char line[160];
       std::snprintf(line, sizeof line, "%s%s %.1f us%s, set-up %.2f ms, refresh %.1f us", report.empty() ? "" : "; ",
                     m.name(), spmv * 1e6, k > 1 ? (" (" + std::to_string(k) + " columns)").c_str() : "",
@@ -453,12 +475,14 @@ class Matrix {
       if (best.empty() || loop < best_loop) {
         best = std::move(m);
         best_loop = loop;
+        best_spmv = spmv;
       }
     }
     if (best.empty()) return best;
     char trials[64];
     std::snprintf(trials, sizeof trials, "; trials %.1f ms", (timer.seconds() - setups) * 1e3);
-    best.auto_note_ = "measured (" + report + trials + "), expected_applies " + std::to_string(opt.expected_applies);
+    best.auto_note_ = "measured (" + report + trials + (left.empty() ? "" : "; not timed: " + left) +
+                      "), expected_applies " + std::to_string(opt.expected_applies);
     if (opt.transpose != TransposeBuild::Never) best.attach_transpose(d, opt);
     return best;
   }

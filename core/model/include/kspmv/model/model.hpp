@@ -229,6 +229,24 @@ double loop_seconds(const FormatEstimate& e, double expected_applies);
 std::vector<FormatEstimate> rank_for_loop(const PatternStats& s, int scalar_bytes, const ModelHardware& hw,
                                           double max_fill, double expected_applies);
 
+// The spread auto allows the model when it decides whether timing one more
+// candidate can pay: the standard deviation of ln(measured / estimated)
+// SpMV time of one format against another on one matrix, after the
+// estimates are scaled by the first candidate's measured/estimated ratio.
+// (On matrices the model never saw, 62-88% of its estimates fall within
+// 20%: docs/PERFORMANCE.md.)
+inline constexpr double kModelSpread = 0.3;
+
+// What timing a candidate is expected to save over `applies` SpMVs: best
+// the fastest SpMV measured so far, estimate the candidate's (scaled as
+// above), the ratio of its true time to the estimate lognormal with the
+// given spread. The saving of a product is best - true time where that is
+// positive; with d = ln(estimate / best), its expectation is about
+// best x (spread x phi(d / spread) - d x Phi(-d / spread)). Auto times a
+// candidate only where this exceeds the candidate's conversion and trial.
+double expected_trial_saving(double applies, double best_seconds, double estimate_seconds,
+                             double spread = kModelSpread);
+
 // The conversion's cost where no calibration gives it: fixed us, ns per
 // nonzero, and a refresh in SpMVs (H100 node, device conversions,
 // kspmv_perf set-up runs on the FEM and large suites).
