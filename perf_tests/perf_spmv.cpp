@@ -14,8 +14,8 @@
 //
 // A format may carry option overrides, so one run can put variants side
 // by side: --formats=evc-hyb,evc-hyb:order=internal,ehyb:ehyb_shared=60000
-// (options: partitioner=, hyb_k=, max_fill=, order=, evc_split=,
-// ehyb_shared=).
+// (options: partitioner=, partition_budget=, hyb_k=, max_fill=, order=,
+// evc_split=, ehyb_shared=).
 //
 // Before the formats, the device's copy bandwidth is measured (a large
 // device-to-device copy, bytes read + written): every "% of copy" is
@@ -880,8 +880,8 @@ int main(int argc, char** argv) {
     app.add_option("--suite", suite, "suite file: a line per matrix, `name spec-or-shared:FILE [options]`");
     app.add_option("--matrices", matrices, "matrices as SPEC,SPEC,... (generator specs or files)");
     app.add_option("--formats", formats,
-                   "runners as F[:opt=v...],... (default: every format and peer); options: partitioner=, hyb_k=, "
-                   "max_fill=, order=, evc_split=, ehyb_shared=, kernel=, ...");
+                   "runners as F[:opt=v...],... (default: every format and peer); options: partitioner=, "
+                   "partition_budget=, hyb_k=, max_fill=, order=, evc_split=, ehyb_shared=, kernel=, ...");
     std::string precision = "double";
     app.add_option("--precision", precision, "double, float or both")
         ->check(CLI::IsMember({"double", "float", "both"}))
