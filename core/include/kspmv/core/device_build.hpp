@@ -175,35 +175,56 @@ device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const 
   return out;
 }
 
-// The rows `ids` of `a`: each one's offset in a's entries and its column
-// indices, packed one row after another (lengths: a's row lengths).
-template <class Scalar, class ExecSpace>
-void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, const std::vector<std::int64_t>& lengths,
-                const std::vector<ordinal_t>& ids, std::vector<offset_t>& begins, std::vector<ordinal_t>& cols) {
+// The rows at `positions` of `a` copied to the host: positions[q] for q <
+// first_in_order are rows of the caller's order, the rest positions in
+// `order` (a permutation new_to_old: the rows sorted by length, say); len:
+// a's row lengths. Two round trips: the rows' total length, then the rows.
+// A thread an entry copies the columns (its row found by a binary search
+// of the offsets): a sample of the longest rows is not a few threads'
+// walk.
+template <class Scalar, class ExecSpace, class Lengths>
+void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, const Lengths& len,
+                const device_ints<ExecSpace>& order, const std::vector<std::int64_t>& positions,
+                std::size_t first_in_order, SampledRows& out) {
   using M = typename ExecSpace::memory_space;
   const auto row_ptr = a.row_ptr;
   const auto col = a.col_idx;
-  const std::int64_t rows = static_cast<std::int64_t>(ids.size());
-  std::vector<std::int64_t> local(ids.size() + 1, 0);
-  for (std::size_t q = 0; q < ids.size(); ++q) local[q + 1] = local[q] + lengths[static_cast<std::size_t>(ids[q])];
-  const std::int64_t entries = local.back();
+  const std::int64_t rows = static_cast<std::int64_t>(positions.size());
+  const std::int64_t split = static_cast<std::int64_t>(first_in_order);
   auto alloc = [&](const char* label) { return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)); };
+  Kokkos::View<std::int64_t*, M> pos_d(alloc("kspmv::fetch_rows::positions"), rows);
   Kokkos::View<ordinal_t*, M> ids_d(alloc("kspmv::fetch_rows::ids"), rows);
   Kokkos::View<std::int64_t*, M> local_d(alloc("kspmv::fetch_rows::local"), rows + 1);
   Kokkos::View<offset_t*, M> begins_d(alloc("kspmv::fetch_rows::begins"), rows);
+  Kokkos::deep_copy(space, pos_d, unmanaged_host<const std::int64_t>(positions.data(), positions.size()));
+  std::int64_t entries = 0;
+  Kokkos::parallel_scan(
+      "kspmv::fetch_rows::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),
+      KOKKOS_LAMBDA(const std::int64_t q, std::int64_t& sum, const bool final) {
+        const ordinal_t r = q < split ? static_cast<ordinal_t>(pos_d(q)) : order(pos_d(q));
+        if (final) {
+          ids_d(q) = r;
+          local_d(q) = sum;
+          begins_d(q) = row_ptr(r);
+          if (q + 1 == rows) local_d(rows) = sum + len(r);
+        }
+        sum += len(r);
+      },
+      entries);
   Kokkos::View<ordinal_t*, M> cols_d(alloc("kspmv::fetch_rows::cols"), entries);
-  Kokkos::deep_copy(space, ids_d, unmanaged_host<const ordinal_t>(ids.data(), ids.size()));
-  Kokkos::deep_copy(space, local_d, unmanaged_host<const std::int64_t>(local.data(), local.size()));
   Kokkos::parallel_for(
-      "kspmv::fetch_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, rows), KOKKOS_LAMBDA(const std::int64_t q) {
-        const offset_t b = row_ptr(ids_d(q));
-        begins_d(q) = b;
-        for (std::int64_t j = local_d(q); j < local_d(q + 1); ++j) cols_d(j) = col(b + (j - local_d(q)));
+      "kspmv::fetch_rows::cols", Kokkos::RangePolicy<ExecSpace>(space, 0, entries), KOKKOS_LAMBDA(const std::int64_t j) {
+        const std::int64_t q = row_of_entry(local_d, rows, j);
+        cols_d(j) = col(begins_d(q) + (j - local_d(q)));
       });
-  begins.resize(ids.size());
-  cols.resize(static_cast<std::size_t>(entries));
-  Kokkos::deep_copy(space, unmanaged_host<offset_t>(begins.data(), begins.size()), begins_d);
-  Kokkos::deep_copy(space, unmanaged_host<ordinal_t>(cols.data(), cols.size()), cols_d);
+  out.ids.resize(positions.size());
+  out.begins.resize(positions.size());
+  out.local.assign(positions.size() + 1, 0);
+  out.cols.resize(static_cast<std::size_t>(entries));
+  Kokkos::deep_copy(space, unmanaged_host<ordinal_t>(out.ids.data(), out.ids.size()), ids_d);
+  Kokkos::deep_copy(space, unmanaged_host<offset_t>(out.begins.data(), out.begins.size()), begins_d);
+  if (rows > 0) Kokkos::deep_copy(space, unmanaged_host<std::int64_t>(out.local.data(), out.local.size()), local_d);
+  Kokkos::deep_copy(space, unmanaged_host<ordinal_t>(out.cols.data(), out.cols.size()), cols_d);
   space.fence();
 }
 

@@ -83,6 +83,18 @@ HostCsr<To> convert_scalar(const HostCsr<From>& a) {
 template <class Scalar>
 HostCsr<Scalar> transpose(const HostCsr<Scalar>& a);
 
+// A few rows of a matrix copied to the host (detail::fetch_rows on a
+// device, or a host matrix's own; what pattern_stats samples and
+// evc-hyb's report reads): row ids[q] of the matrix, the offset of its
+// entries there (begins[q]) and its column indices,
+// cols[local[q]] .. cols[local[q + 1] - 1].
+struct SampledRows {
+  std::vector<ordinal_t> ids;
+  std::vector<offset_t> begins;
+  std::vector<std::int64_t> local;  // ids.size() + 1, from 0
+  std::vector<ordinal_t> cols;
+};
+
 // Entries per row (nrows values).
 template <class Scalar>
 std::vector<std::int64_t> row_lengths(const HostCsr<Scalar>& a);

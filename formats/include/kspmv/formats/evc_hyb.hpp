@@ -144,18 +144,12 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   d.order = opt.output_order;
   d.kernel = opt.kernel;
   const std::int64_t n = a.nrows;
+  using policy = Kokkos::RangePolicy<ExecSpace>;
   const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::evc_hyb::lengths");
-  std::vector<std::int64_t> hlen(static_cast<std::size_t>(n));
-  {
-    auto h = Kokkos::create_mirror_view(len);
-    Kokkos::deep_copy(space, h, len);
-    space.fence();
-    for (std::int64_t i = 0; i < n; ++i) hlen[static_cast<std::size_t>(i)] = h(i);
-  }
   // Sorted order: length ascending, then first column, then row. The keys
   // (length x (ncols + 1) + first column + 1) x rows + row are unique; where
   // they would pass 2^63, equal lengths keep the rows' order.
-  const std::int64_t longest = hlen.empty() ? 0 : *std::max_element(hlen.begin(), hlen.end());
+  const std::int64_t longest = n > 0 ? longest_row(space, a.row_ptr) : 0;
   const std::int64_t cols1 = std::int64_t(a.ncols) + 1, rows = std::max<std::int64_t>(n, 1);
   const bool by_first = longest + 1 <= std::numeric_limits<std::int64_t>::max() / cols1 / rows;
   Kokkos::View<int*, M> perm(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::new_to_old")), n);
@@ -176,22 +170,34 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
         "kspmv::evc_hyb::order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i) { perm(i) = static_cast<int>(key(i) % rows); });
   }
-  // The sorted lengths, from their histogram.
-  std::vector<std::int64_t> slen;
-  {
-    std::vector<std::int64_t> count(static_cast<std::size_t>(longest) + 1, 0);
-    for (const std::int64_t l : hlen) ++count[static_cast<std::size_t>(l)];
-    slen.reserve(hlen.size());
-    for (std::int64_t l = 0; l <= longest; ++l) slen.insert(slen.end(), static_cast<std::size_t>(count[static_cast<std::size_t>(l)]), l);
-  }
-  const std::int64_t short_rows = std::upper_bound(slen.begin(), slen.end(), std::int64_t(d.split)) - slen.begin();
+  // The plan reads a few sorted lengths, taken on the device: how many rows
+  // hold at most `split` entries (the sub-ELL part takes whole slices of
+  // them), each sub-ELL slice's width (its last, longest row) and the
+  // vector-CSR part's lengths. O(n / 32 + long rows) come to the host.
+  const int split = d.split;
+  std::int64_t short_rows = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::evc_hyb::short_rows", policy(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) { count += len(i) <= split ? 1 : 0; }, short_rows);
   const int isplit = static_cast<int>(short_rows / 32 * 32);
+  const std::int64_t nslices = isplit / 32, ncsr_rows = n - isplit;
+  std::vector<int> plan_lengths(static_cast<std::size_t>(nslices + ncsr_rows));
+  {
+    Kokkos::View<int*, M> picked(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::plan_lengths")),
+                                 nslices + ncsr_rows);
+    Kokkos::parallel_for(
+        "kspmv::evc_hyb::plan_lengths", policy(space, 0, nslices + ncsr_rows), KOKKOS_LAMBDA(const std::int64_t q) {
+          picked(q) = len(perm(q < nslices ? 32 * q + 31 : isplit + (q - nslices)));
+        });
+    Kokkos::deep_copy(space, detail::unmanaged_host<int>(plan_lengths.data(), plan_lengths.size()), picked);
+    space.fence();
+  }
   // sub-ELL blocks: runs of 32-row slices of equal width (the slice's last row).
   std::vector<EvcEllBlock> blocks;
   std::vector<int> slice_block;
   std::int64_t slots = 0;
   for (int s = 0; s < isplit; s += 32) {
-    const int w = static_cast<int>(slen[static_cast<std::size_t>(s) + 31]);
+    const int w = plan_lengths[static_cast<std::size_t>(s / 32)];
     if (!blocks.empty() && blocks.back().width == w) {
       blocks.back().rows += 32;
     } else {
@@ -235,7 +241,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   const int ncsr = a.nrows - isplit;
   std::vector<std::int64_t> cptr(static_cast<std::size_t>(ncsr) + 1, 0), clen(static_cast<std::size_t>(ncsr));
   for (int i = 0; i < ncsr; ++i) {
-    clen[i] = slen[static_cast<std::size_t>(isplit + i)];
+    clen[i] = plan_lengths[static_cast<std::size_t>(nslices + i)];
     cptr[i + 1] = cptr[i] + (clen[i] + 31) / 32 * 32;
   }
   if (cptr.back() > std::numeric_limits<int>::max())
@@ -299,9 +305,6 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
           }
         });
   }
-  std::vector<int> hperm(static_cast<std::size_t>(n));
-  Kokkos::deep_copy(space, detail::unmanaged_host<int>(hperm.data(), hperm.size()), perm);
-  space.fence();
   // Report: the paper's Table 3 and the roofline of §3.2, alpha from up to
   // 1024 warps of the sorted order.
   d.report.isplit = isplit;
@@ -312,26 +315,26 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   d.report.csr_ranges = static_cast<int>(d.host_ranges.size());
   {
     const std::int64_t warps = (n + 31) / 32, stride = std::max<std::int64_t>(1, warps / 1024);
-    std::vector<ordinal_t> ids;
+    std::vector<std::int64_t> positions;
     std::vector<std::size_t> warp_end;
     for (std::int64_t w = 0; w < warps; w += stride) {
-      for (std::int64_t p = 32 * w; p < std::min(n, 32 * w + 32); ++p) ids.push_back(hperm[static_cast<std::size_t>(p)]);
-      warp_end.push_back(ids.size());
+      for (std::int64_t p = 32 * w; p < std::min(n, 32 * w + 32); ++p) positions.push_back(p);
+      warp_end.push_back(positions.size());
     }
-    std::vector<offset_t> begins;
-    std::vector<ordinal_t> cols;
-    detail::fetch_rows(space, a, hlen, ids, begins, cols);
+    SampledRows rows;
+    detail::fetch_rows(space, a, len, perm, positions, 0, rows);
     const int tau = static_cast<int>(sizeof(Scalar));
     const std::int64_t per_sector = std::max(1, 32 / tau);
     std::int64_t sectors = 0;
-    std::size_t q = 0, at = 0;
+    std::size_t q = 0;
     std::vector<std::int64_t> sec;
     for (const std::size_t end : warp_end) {
       sec.clear();
       for (; q < end; ++q)
-        for (std::int64_t j = 0; j < hlen[static_cast<std::size_t>(ids[q])]; ++j) sec.push_back(cols[at++] / per_sector);
+        for (std::int64_t j = rows.local[q]; j < rows.local[q + 1]; ++j) sec.push_back(rows.cols[j] / per_sector);
       sectors += distinct_count(sec);
     }
+    const std::int64_t at = rows.local.back();
     const double alpha = at > 0 ? double(sectors) * 32.0 / (double(tau) * double(at)) : 0.0;
     d.report.roofline = code_balance(a.nnz(), slots + cptr.back(), a.nrows, tau, alpha);
   }
@@ -343,12 +346,23 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
     if (opt.evc_caller_y == CallerY::Auto && l2 > 0 &&
         4 * static_cast<std::int64_t>(sizeof(Scalar)) * a.nrows >= l2) {
       std::int64_t apart = 0;
-      for (std::size_t i = 1; i < hperm.size(); ++i) apart += std::abs(hperm[i] - hperm[i - 1]) > 4;
+      Kokkos::parallel_reduce(
+          "kspmv::evc_hyb::apart", policy(space, 1, n > 1 ? n : 1),
+          KOKKOS_LAMBDA(const std::int64_t p, std::int64_t& count) {
+            const int step = perm(p) - perm(p - 1);
+            count += (step > 4 || step < -4) ? 1 : 0;
+          },
+          apart);
       gather = 2 * apart > a.nrows;
     }
     if (gather) {
       d.gather_y = true;
-      d.old_to_new = detail::upload<int, M>(inverse_permutation(hperm), "kspmv::evc_hyb::old_to_new");
+      d.old_to_new = Kokkos::View<int*, M>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::old_to_new")), n);
+      const auto old_to_new = d.old_to_new;
+      Kokkos::parallel_for(
+          "kspmv::evc_hyb::old_to_new", policy(space, 0, n),
+          KOKKOS_LAMBDA(const std::int64_t p) { old_to_new(perm(p)) = static_cast<int>(p); });
       d.y_sorted = Kokkos::View<Scalar*, M>("kspmv::evc_hyb::y_sorted", static_cast<std::size_t>(a.nrows));
     }
   }

@@ -19,66 +19,6 @@
 #include "kspmv/model/model.hpp"
 
 namespace kspmv {
-namespace detail {
-
-// The rows at `positions` (the caller's order before first_ascending, then
-// positions of `ascending`, the rows sorted by length) copied back: their
-// ids, offsets and columns. Two round trips: the rows' total length, then
-// the rows.
-template <class Scalar, class ExecSpace, class Lengths>
-void fetch_sampled_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, const Lengths& len,
-                        const device_ints<ExecSpace>& ascending, const std::vector<std::int64_t>& positions,
-                        std::size_t first_ascending, SampledRows& out) {
-  using M = typename ExecSpace::memory_space;
-  const auto row_ptr = a.row_ptr;
-  const auto col = a.col_idx;
-  const std::int64_t rows = static_cast<std::int64_t>(positions.size());
-  const std::int64_t split = static_cast<std::int64_t>(first_ascending);
-  auto alloc = [&](const char* label) { return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)); };
-  Kokkos::View<std::int64_t*, M> pos_d(alloc("kspmv::stats::positions"), rows);
-  Kokkos::View<ordinal_t*, M> ids_d(alloc("kspmv::stats::sample_ids"), rows);
-  Kokkos::View<std::int64_t*, M> local_d(alloc("kspmv::stats::sample_local"), rows + 1);
-  Kokkos::View<offset_t*, M> begins_d(alloc("kspmv::stats::sample_begins"), rows);
-  Kokkos::deep_copy(space, pos_d, unmanaged_host<const std::int64_t>(positions.data(), positions.size()));
-  std::int64_t entries = 0;
-  Kokkos::parallel_scan(
-      "kspmv::stats::sample_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),
-      KOKKOS_LAMBDA(const std::int64_t q, std::int64_t& sum, const bool final) {
-        const ordinal_t r = q < split ? static_cast<ordinal_t>(pos_d(q)) : ascending(pos_d(q));
-        if (final) {
-          ids_d(q) = r;
-          local_d(q) = sum;
-          begins_d(q) = row_ptr(r);
-          if (q + 1 == rows) local_d(rows) = sum + len(r);
-        }
-        sum += len(r);
-      },
-      entries);
-  Kokkos::View<ordinal_t*, M> cols_d(alloc("kspmv::stats::sample_cols"), entries);
-  // A thread an entry (its row found by a binary search of the offsets):
-  // the sample holds the longest rows, which a thread a row would copy
-  // alone.
-  Kokkos::parallel_for(
-      "kspmv::stats::sample_cols", Kokkos::RangePolicy<ExecSpace>(space, 0, entries), KOKKOS_LAMBDA(const std::int64_t j) {
-        std::int64_t lo = 0, hi = rows;  // the last q with local_d(q) <= j
-        while (hi - lo > 1) {
-          const std::int64_t mid = (lo + hi) / 2;
-          if (local_d(mid) <= j) lo = mid; else hi = mid;
-        }
-        cols_d(j) = col(begins_d(lo) + (j - local_d(lo)));
-      });
-  out.ids.resize(positions.size());
-  out.begins.resize(positions.size());
-  out.local.assign(positions.size() + 1, 0);
-  out.cols.resize(static_cast<std::size_t>(entries));
-  Kokkos::deep_copy(space, unmanaged_host<ordinal_t>(out.ids.data(), out.ids.size()), ids_d);
-  Kokkos::deep_copy(space, unmanaged_host<offset_t>(out.begins.data(), out.begins.size()), begins_d);
-  if (rows > 0) Kokkos::deep_copy(space, unmanaged_host<std::int64_t>(out.local.data(), out.local.size()), local_d);
-  Kokkos::deep_copy(space, unmanaged_host<ordinal_t>(out.cols.data(), out.cols.size()), cols_d);
-  space.fence();
-}
-
-}  // namespace detail
 
 template <class Scalar, class ExecSpace>
 PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, int scalar_bytes,
@@ -156,12 +96,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
         "kspmv::stats::counted", policy(space, 0, chunks),
         KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_window) {
           const std::int64_t k0 = c * kChunk, k1 = k0 + kChunk < nnz ? k0 + kChunk : nnz;
-          std::int64_t lo = 0, hi = n;  // the last row i with row_ptr(i) <= k0
-          while (hi - lo > 1) {
-            const std::int64_t mid = (lo + hi) / 2;
-            if (std::int64_t(row_ptr(mid)) <= k0) lo = mid; else hi = mid;
-          }
-          std::int64_t i = lo, end = row_ptr(i + 1), in = 0;
+          std::int64_t i = detail::row_of_entry(row_ptr, n, k0), end = row_ptr(i + 1), in = 0;
           for (std::int64_t k = k0; k < k1; ++k) {
             while (k >= end && i + 1 < n) {
               if (in) Kokkos::atomic_add(&row_in_packet(i), in);
@@ -192,7 +127,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
         KOKKOS_LAMBDA(const std::int64_t d, std::int64_t& sum) { sum += seen(d); }, src.diagonals);
   }
   src.fetch_rows = [&](const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out) {
-    detail::fetch_sampled_rows(space, a, len, ascending, positions, first_ascending, out);
+    detail::fetch_rows(space, a, len, ascending, positions, first_ascending, out);
   };
   return pattern_stats(src, scalar_bytes, max_entries);
 }

@@ -151,16 +151,6 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const Mod
   return pattern_stats(a, scalar_bytes, model_ehyb_window(a.nrows, hw), max_entries);
 }
 
-// Rows fetched from a PatternSource: row ids[q] of the matrix, the offset
-// of its entries there (begins[q]) and its column indices,
-// cols[local[q]] .. cols[local[q + 1] - 1].
-struct SampledRows {
-  std::vector<ordinal_t> ids;
-  std::vector<offset_t> begins;
-  std::vector<std::int64_t> local;  // ids.size() + 1, from 0
-  std::vector<ordinal_t> cols;
-};
-
 // A matrix pattern_stats reads without holding it: one on a device
 // (device_pattern_stats.hpp fills this in with kernels there). What the
 // host gets is a few figures per 32-row warp at most, never one per row or
