@@ -432,9 +432,11 @@ class Matrix {
     for (const auto& e : ranked) {
       if (tried >= opt.auto_candidates || !e.feasible) break;
       if (!best.empty()) {
-        if (e.setup_seconds > best_loop) continue;
-        const double saving = expected_trial_saving(opt.expected_applies, best_spmv, e.seconds * spmv_scale);
-        const double cost = e.setup_seconds * setup_scale + trial_cost;
+        // Nothing to save where its set-up alone passes the best loop.
+        const double setup = e.setup_seconds * setup_scale;
+        const double saving =
+            setup > best_loop ? 0.0 : expected_trial_saving(opt.expected_applies, best_spmv, e.seconds * spmv_scale);
+        const double cost = setup + trial_cost;
         if (saving < cost) {
           char line[128];
           std::snprintf(line, sizeof line, "%s%s (may save %.2f ms, costs %.2f ms)", left.empty() ? "" : ", ",
