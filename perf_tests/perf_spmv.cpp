@@ -91,6 +91,7 @@ struct Result {
   // handle; cuSPARSE's SpMM, its best algorithm, on the csr-alg1 runner).
   double block_s = 0;
   std::string block_how;  // fused, column by column, or cuSPARSE's algorithm
+  std::string format;     // the format built (auto's pick; a peer's runner name)
   std::int64_t rows = 0, nnz = 0;
 };
 
@@ -506,6 +507,7 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
       r.convert_s = m.conversion_seconds();
       r.storage_mb = double(m.storage_bytes()) * 1e-6;
       r.properties = m.properties();
+      r.format = m.name();
       typename kspmv::Matrix<Scalar>::vector_type x("x", a.ncols), y("y", a.nrows);
       // Internal order: x goes in permuted where the format renumbers
       // columns, and y is checked after mapping it back.
@@ -840,7 +842,15 @@ void start_csv() {
   std::ofstream out(g_csv);
   if (!out) throw kspmv::IoError("cannot write " + g_csv);
   out << "matrix,group,precision,runner,peer,status,rows,nnz,time_us,gflops,eff_gbs,frac_copy,storage_mb,convert_ms,"
-         "copy_gbs,model_us,refresh_us,loop_ms,mode,transpose_setup_ms,n_time_us,vectors,block_us,block_how\n";
+         "copy_gbs,model_us,refresh_us,loop_ms,mode,transpose_setup_ms,n_time_us,vectors,block_us,block_how,format,"
+         "picked_by\n";
+}
+
+// A runner's property by name ("" where it has none).
+std::string property(const Result& r, const std::string& name) {
+  for (const auto& [k, v] : r.properties)
+    if (k == name) return v;
+  return "";
 }
 
 void append_csv(const Result& r) {
@@ -851,7 +861,8 @@ void append_csv(const Result& r) {
       << r.nnz << "," << r.seconds * 1e6 << "," << r.gflops << "," << r.gbs << "," << r.frac << "," << r.storage_mb
       << "," << r.convert_s * 1e3 << "," << g_copy_gbs << "," << r.model_s * 1e6 << "," << r.refresh_s * 1e6 << ","
       << r.loop_s * 1e3 << "," << g_mode << "," << r.transpose_s * 1e3 << "," << r.n_seconds * 1e6 << ","
-      << (r.block_s > 0 ? g_vectors : 1) << "," << r.block_s * 1e6 << "," << csv_field(r.block_how) << std::endl;
+      << (r.block_s > 0 ? g_vectors : 1) << "," << r.block_s * 1e6 << "," << csv_field(r.block_how) << ","
+      << csv_field(r.format.empty() ? r.runner : r.format) << "," << csv_field(property(r, "picked_by")) << std::endl;
 }
 
 }  // namespace
