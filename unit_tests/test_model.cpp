@@ -576,6 +576,30 @@ TEST(Model, DistinctCountIsTheSetSize) {
   }
 }
 
+// DistinctCounter, one counter over many lists (its table kept between
+// them, growing and not): each count is the list's set size, lists that
+// never decrease (counted by their steps) and dense long ones (the bitmap)
+// included, negative values too.
+TEST(Model, DistinctCounterCountsEachListAlone) {
+  std::mt19937_64 rng(5);
+  DistinctCounter counter;
+  for (int round = 0; round < 3; ++round) {
+    for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(32), std::size_t(33),
+                                std::size_t(300), std::size_t(5000), std::size_t(100000), std::size_t(7)}) {
+      for (const std::int64_t range : {std::int64_t(3), std::int64_t(100000), std::int64_t(1) << 40}) {
+        std::vector<std::int64_t> v(n);
+        for (auto& x : v) x = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(range)) - range / 2;
+        const std::set<std::int64_t> set(v.begin(), v.end());
+        EXPECT_EQ(counter.count(v), static_cast<std::int64_t>(set.size())) << n << " values in a range of " << range;
+        std::sort(v.begin(), v.end());
+        EXPECT_EQ(counter.count(v.data(), v.size()), static_cast<std::int64_t>(set.size())) << n << " sorted";
+        std::reverse(v.begin(), v.end());
+        EXPECT_EQ(counter.count(v), static_cast<std::int64_t>(set.size())) << n << " descending";
+      }
+    }
+  }
+}
+
 // csr-adaptive gives a row lanes enough that each walks at most 8 entries,
 // up to 256 lanes: the chain is the longest row up to 8, or a 256th of it,
 // at ELL's figure (a lane's entries four a step, x after the column).

@@ -45,18 +45,28 @@ struct FetchedRows {
 
 // x's 32-byte sectors that warps of 32 positions from p0 (to p1) touch,
 // no reuse between warps assumed (evc-hyb §3.2's alpha, as x_reuse_alpha).
+// A row's sorted columns give its sectors in order, so a sector it repeats
+// is left out as it comes.
 template <class Rows>
-double x_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_bytes) {
+double x_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_bytes, DistinctCounter& distinct) {
   const std::int64_t per_sector = std::max(1, 32 / scalar_bytes);
   double total = 0;
   std::vector<std::int64_t> s;
   for (std::size_t w = p0; w < p1; w += 32) {
-    s.clear();
+    std::size_t entries = 0;
+    for (std::size_t p = w; p < std::min(p1, w + 32); ++p) entries += static_cast<std::size_t>(rows[p].length());
+    if (s.size() < entries) s.resize(entries);
+    std::size_t m = 0;
     for (std::size_t p = w; p < std::min(p1, w + 32); ++p) {
       const RowRef r = rows[p];
-      for (std::int64_t k = r.begin; k < r.end; ++k) s.push_back(r.col(k) / per_sector);
+      std::int64_t last = -1;
+      for (std::int64_t k = r.begin; k < r.end; ++k) {
+        const std::int64_t sector = r.col(k) / per_sector;
+        if (sector != last) s[m++] = sector;
+        last = sector;
+      }
     }
-    total += double(distinct_count(s));
+    total += double(distinct.count(s.data(), m));
   }
   return total;
 }
@@ -102,7 +112,8 @@ double sorted_row_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int 
 // or a 32-lane share of one row. A load's lanes fall in as many lines as
 // there are distinct ones among them; an SM looks each up (line_ns).
 template <class Rows, class TprOf>
-double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const TprOf& tpr_of, int scalar_bytes) {
+double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const TprOf& tpr_of, int scalar_bytes,
+                       DistinctCounter& distinct_of) {
   struct Lane {
     std::int64_t begin, end;  // entries the lane loads: begin, begin + tpr, ... < end
     const RowRef* row;
@@ -110,26 +121,21 @@ double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const T
   double total = 0;
   std::vector<Lane> lanes;
   std::vector<RowRef> held;
-  std::vector<std::int64_t> c, v, xl;
-  auto distinct = [](std::vector<std::int64_t>& w) {
-    std::sort(w.begin(), w.end());
-    return double(std::unique(w.begin(), w.end()) - w.begin());
-  };
+  std::array<std::int64_t, 32> c, v, xl;  // a warp's lanes' lines, one load
   auto warp = [&](std::int64_t t) {
     std::int64_t steps = 0;
     for (const Lane& l : lanes) steps = std::max(steps, (l.end - l.begin + t - 1) / t);
     for (std::int64_t j = 0; j < steps; ++j) {
-      c.clear();
-      v.clear();
-      xl.clear();
+      std::size_t m = 0;
       for (const Lane& l : lanes) {
         const std::int64_t k = l.begin + j * t;
         if (k >= l.end) continue;
-        c.push_back(k * kIndex / 128);
-        v.push_back(k * scalar_bytes / 128);
-        xl.push_back(l.row->col(k) * scalar_bytes / 128);
+        c[m] = k * kIndex / 128;
+        v[m] = k * scalar_bytes / 128;
+        xl[m] = l.row->col(k) * scalar_bytes / 128;
+        ++m;
       }
-      total += distinct(c) + distinct(v) + distinct(xl);
+      total += double(distinct_of.count(c.data(), m) + distinct_of.count(v.data(), m) + distinct_of.count(xl.data(), m));
     }
   };
   held.reserve(32);
@@ -318,21 +324,23 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
   };
   const std::size_t nc = caller_picks.size();
   std::vector<std::array<double, 3>> per_pick(nc + ascending_picks.size());
-  constexpr std::int64_t kEntriesPerThread = 32768;
+  constexpr std::int64_t kEntriesPerThread = 8192;
   const unsigned threads = static_cast<unsigned>(std::clamp<std::int64_t>(
       std::min<std::int64_t>(std::thread::hardware_concurrency(), 16), 1, std::max<std::int64_t>(1, entries / kEntriesPerThread)));
   for_each_task(per_pick.size(), threads, [&](std::size_t t) {
+    thread_local DistinctCounter distinct;
     if (t < nc) {
       const WarpPick& w = caller_picks[t];
       // csr-scalar: a lane per row, the caller's order.
-      per_pick[t] = {x_sectors(caller, w.first, w.last, scalar_bytes),
-                     warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes),
+      per_pick[t] = {x_sectors(caller, w.first, w.last, scalar_bytes, distinct),
+                     warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes,
+                                     distinct),
                      0.0};
     } else {
       const WarpPick& w = ascending_picks[t - nc];
-      per_pick[t] = {x_sectors(ascending, w.first, w.last, scalar_bytes),
+      per_pick[t] = {x_sectors(ascending, w.first, w.last, scalar_bytes, distinct),
                      sorted_row_sectors(ascending, w.first, w.last, scalar_bytes),
-                     warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes)};
+                     warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes, distinct)};
     }
   });
   double sectors = 0, sectors_asc = 0, row_sectors = 0, scalar_lines = 0, adaptive_lines = 0;
