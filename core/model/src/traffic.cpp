@@ -44,7 +44,8 @@ Traffic csr_lane_groups(Format f, int v, const TrafficInput& in) {
   double group_slots = 0;
   const auto& counts = in.s.rows.counts;
   for (std::size_t len = 0; len < counts.size(); ++len)
-    group_slots += double(counts[len]) * double(v) * double((std::int64_t(len) + v - 1) / v);
+    if (counts[len] != 0)  // a power-law tail holds few of its lengths
+      group_slots += double(counts[len]) * double(v) * double((std::int64_t(len) + v - 1) / v);
   Traffic t = one_part(f, (in.tau + kIndex) * group_slots + kIndex * (in.n + 1) + in.x + in.y);
   t.storage_bytes = in.csr_storage;
   t.slots = in.nnz;
@@ -243,7 +244,12 @@ Traffic evc_hyb(const TrafficInput& in) {
       rs.cum_rows.empty() || split < 0 ? 0 : rs.cum_rows[static_cast<std::size_t>(std::min(split, rs.max))];
   const std::int64_t isplit = short_rows / 32 * 32;
   double ell = 0, vcsr = 0;
-  for (std::int64_t r = 0; r < isplit; r += 32) ell += 32.0 * double(length_at_rank(rs, r + 31, false));
+  // Each slice's last row, length_at_rank(rs, r + 31, false), walked up
+  // the cumulative counts once.
+  for (std::int64_t r = 0, len = 0; r < isplit; r += 32) {
+    while (rs.cum_rows[static_cast<std::size_t>(len)] <= r + 31) ++len;
+    ell += 32.0 * double(len);
+  }
   for (std::size_t len = 0; len < rs.counts.size(); ++len) {
     const std::int64_t first = len ? rs.cum_rows[len - 1] : 0, past = rs.cum_rows[len];
     const std::int64_t rows = past - std::max(first, isplit);

@@ -70,9 +70,17 @@ inline std::int64_t length_at_rank(const RowLengthStats& r, std::int64_t k, bool
 
 // pellr eqs. 1-2 with the rows sorted longest first, from the histogram: a
 // warp's longest row is its first; N_p does not depend on the order.
+// The warps' first ranks fall in ever shorter lengths, so one walk down
+// the cumulative counts finds them all (a binary search a warp missed the
+// cache on every step: milliseconds on a power-law graph's long tail).
 inline WarpIterations descending_warps(const RowLengthStats& r) {
   WarpIterations w;
-  for (std::int64_t k = 0; k < r.nrows; k += 32) w.n_iter += length_at_rank(r, k, true);
+  std::size_t len = r.cum_rows.empty() ? 0 : r.cum_rows.size() - 1;
+  for (std::int64_t k = 0; k < r.nrows; k += 32) {
+    const std::int64_t ascending_rank = r.nrows - 1 - k;  // length_at_rank(r, k, true), walked
+    while (len > 0 && r.cum_rows[len - 1] > ascending_rank) --len;
+    w.n_iter += static_cast<std::int64_t>(len);
+  }
   w.n_p = 2 * r.nnz - (r.nrows + 31) / 32 * 32;
   return w;
 }
