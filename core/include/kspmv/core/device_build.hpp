@@ -104,16 +104,17 @@ void for_each_row_segment(const ExecSpace& space, const char* label, std::int64_
 // The rows in order of length, ascending or descending, rows of one length
 // in their own order (a stable sort: the keys length x rows + row are
 // unique, so any sort gives the same order).
-template <class ExecSpace, class Lengths>
-device_ints<ExecSpace> rows_by_length(const ExecSpace& space, const Lengths& len, std::int64_t longest,
-                                      bool descending, const char* label) {
+// Keys of Key bits (length x n + row) sorted, then read back as rows.
+template <class Key, class ExecSpace, class Lengths>
+device_ints<ExecSpace> rows_by_length_keys(const ExecSpace& space, const Lengths& len, std::int64_t longest,
+                                           bool descending, const char* label) {
   const std::int64_t n = len.extent(0);
-  Kokkos::View<std::int64_t*, typename ExecSpace::memory_space> key(
+  Kokkos::View<Key*, typename ExecSpace::memory_space> key(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::length_keys"), n);
   Kokkos::parallel_for(
       "kspmv::length_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t l = descending ? longest - len(i) : std::int64_t(len(i));
-        key(i) = l * n + i;
+        key(i) = static_cast<Key>(l * n + i);
       });
   space.fence();
   Kokkos::sort(key);
@@ -121,8 +122,19 @@ device_ints<ExecSpace> rows_by_length(const ExecSpace& space, const Lengths& len
   device_ints<ExecSpace> order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
   Kokkos::parallel_for(
       "kspmv::length_order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t p) { order(p) = static_cast<int>(key(p) % n); });
+      KOKKOS_LAMBDA(const std::int64_t p) { order(p) = static_cast<int>(std::int64_t(key(p)) % n); });
   return order;
+}
+
+// Keys of 32 bits where (longest + 1) x n fits them: a radix sort then
+// makes half the passes over half the bytes of 64-bit keys.
+template <class ExecSpace, class Lengths>
+device_ints<ExecSpace> rows_by_length(const ExecSpace& space, const Lengths& len, std::int64_t longest,
+                                      bool descending, const char* label) {
+  const std::uint64_t n = len.extent(0);
+  if (n == 0 || (static_cast<std::uint64_t>(longest) + 1) <= std::uint64_t(0xFFFFFFFFu) / n)
+    return rows_by_length_keys<std::uint32_t>(space, len, longest, descending, label);
+  return rows_by_length_keys<std::int64_t>(space, len, longest, descending, label);
 }
 
 // pellr eq. (1) and (2) for rows taken in `order` (empty: the caller's):

@@ -106,7 +106,9 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
             }
             if (k >= end) break;  // past row_ptr(n): no row's entry
             const std::int64_t j = col(k);
-            seen(j - i + n) = 1;
+            // Read before writing: every thread of a stencil stores to the
+            // same few flags, and stores to one address queue up.
+            if (!seen(j - i + n)) seen(j - i + n) = 1;
             in_window += (i / window == j / window) ? 1 : 0;
             in += (i / packet == j / packet) ? 1 : 0;
           }
