@@ -303,10 +303,13 @@ class Matrix {
     const auto& hw = model_for_auto(opt);
     Kokkos::Timer timer;
     const int tau = static_cast<int>(sizeof(Scalar));
+    std::optional<detail::ProfilingRegion> phase(std::in_place, "kspmv::auto::figures");
     const auto stats = stats_of(a, tau, hw, opt.auto_sample_entries);
     const double figures_ms = timer.seconds() * 1e3;
+    phase.emplace("kspmv::auto::ranking");
     const auto ranked = rank_for_loop(stats, tau, hw, opt.max_fill, opt.expected_applies);
     const double ranking_ms = timer.seconds() * 1e3 - figures_ms;
+    phase.reset();
     const char* why = on_host ? "model (host space: not measured)" : "model (auto_measure off)";
     Matrix best;
     if (!on_host && opt.auto_measure && opt.auto_candidates > 1) {
@@ -455,6 +458,7 @@ class Matrix {
       ++tried;
       setups += m.conversion_seconds();
       Kokkos::Timer trial_timer;
+      std::optional<detail::ProfilingRegion> trial(std::in_place, "kspmv::auto::trial");
       const double spmv = trial_seconds(space, [&] { product(m); });
       // A refresh with the values it holds (the same bits stay), timed
       // once after a warm-up: it weighs 1 / expected_applies of an SpMV in
@@ -463,6 +467,7 @@ class Matrix {
       const double refresh = !merged && m.refreshable()
                                  ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); }, false)
                                  : e.refresh_seconds;
+      trial.reset();
       const double loop = m.conversion_seconds() + refresh + opt.expected_applies * spmv;
       if (best.empty()) {
         spmv_scale = e.seconds > 0 ? spmv / e.seconds : 1;

@@ -90,13 +90,16 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
     constexpr std::int64_t kChunk = 64;
     const std::int64_t nnz = a.nnz();
     const std::int64_t chunks = (nnz + kChunk - 1) / kChunk;
-    Kokkos::View<int*, M> seen(Kokkos::view_alloc(space, std::string("kspmv::stats::diagonals")), n + ncols + 1);
-    Kokkos::View<std::int64_t*, M> row_in_packet(Kokkos::view_alloc(space, std::string("kspmv::stats::row_in_packet")), n);
+    // A byte a diagonal and an int a row (a row has under 2^31 entries):
+    // freeing large temporaries costs the host time too.
+    Kokkos::View<std::uint8_t*, M> seen(Kokkos::view_alloc(space, std::string("kspmv::stats::diagonals")), n + ncols + 1);
+    Kokkos::View<int*, M> row_in_packet(Kokkos::view_alloc(space, std::string("kspmv::stats::row_in_packet")), n);
     Kokkos::parallel_reduce(
         "kspmv::stats::counted", policy(space, 0, chunks),
         KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_window) {
           const std::int64_t k0 = c * kChunk, k1 = k0 + kChunk < nnz ? k0 + kChunk : nnz;
-          std::int64_t i = detail::row_of_entry(row_ptr, n, k0), end = row_ptr(i + 1), in = 0;
+          std::int64_t i = detail::row_of_entry(row_ptr, n, k0), end = row_ptr(i + 1);
+          int in = 0;
           for (std::int64_t k = k0; k < k1; ++k) {
             while (k >= end && i + 1 < n) {
               if (in) Kokkos::atomic_add(&row_in_packet(i), in);
@@ -117,16 +120,16 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
         src.in_window);
     Kokkos::parallel_reduce(
         "kspmv::stats::in_packet", policy(space, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum) { sum += row_in_packet(r); }, src.in_packet);
+        KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum) { sum += std::int64_t(row_in_packet(r)); }, src.in_packet);
     Kokkos::parallel_reduce(
         "kspmv::stats::longest_in_packet", policy(space, 0, n),
         KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& most) {
-          if (row_in_packet(r) > most) most = row_in_packet(r);
+          if (std::int64_t(row_in_packet(r)) > most) most = row_in_packet(r);
         },
         Kokkos::Max<std::int64_t>(src.longest_in_packet));
     Kokkos::parallel_reduce(
         "kspmv::stats::count_diagonals", policy(space, 0, n + ncols + 1),
-        KOKKOS_LAMBDA(const std::int64_t d, std::int64_t& sum) { sum += seen(d); }, src.diagonals);
+        KOKKOS_LAMBDA(const std::int64_t d, std::int64_t& sum) { sum += std::int64_t(seen(d)); }, src.diagonals);
   }
   src.fetch_rows = [&](const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out) {
     detail::fetch_rows(space, a, len, ascending, positions, first_ascending, out);
