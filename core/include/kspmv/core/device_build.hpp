@@ -15,6 +15,7 @@
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/row_stats.hpp"
+#include "kspmv/core/scratch.hpp"
 
 namespace kspmv::detail {
 
@@ -22,11 +23,14 @@ template <class ExecSpace>
 using device_ints = Kokkos::View<int*, typename ExecSpace::memory_space>;
 
 // Each row's length, as int (a row of 2^31 entries or more is refused by
-// every format that asks).
+// every format that asks); a temporary of `temps` where given.
 template <class ExecSpace, class RowPtr>
-device_ints<ExecSpace> row_lengths(const ExecSpace& space, const RowPtr& row_ptr, const char* label) {
+device_ints<ExecSpace> row_lengths(const ExecSpace& space, const RowPtr& row_ptr, const char* label,
+                                   ScratchSet<ExecSpace>* temps = nullptr) {
   const std::int64_t n = row_ptr.extent(0) > 0 ? std::int64_t(row_ptr.extent(0)) - 1 : 0;
-  device_ints<ExecSpace> len(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
+  const device_ints<ExecSpace> len =
+      temps ? temps->template take<int>(label, n)
+            : device_ints<ExecSpace>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
   Kokkos::parallel_for(
       "kspmv::row_lengths", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) { len(i) = static_cast<int>(row_ptr(i + 1) - row_ptr(i)); });
@@ -94,7 +98,8 @@ void for_each_row_segment(const ExecSpace& space, const char* label, std::int64_
     return;
   }
   using starts = Kokkos::View<std::int64_t*, typename ExecSpace::memory_space>;
-  starts task_start(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::row_segments"), nrows + 1);
+  ScratchSet<ExecSpace> temps(space);
+  const starts task_start = temps.template take<std::int64_t>("kspmv::row_segments", nrows + 1);
   std::int64_t tasks = 0;
   Kokkos::parallel_scan("kspmv::row_segments", policy(space, 0, nrows + 1),
                         RowSegmentStarts<starts, Begin, End>{task_start, nrows, begin, end}, tasks);
@@ -107,10 +112,10 @@ void for_each_row_segment(const ExecSpace& space, const char* label, std::int64_
 // Keys of Key bits (length x n + row) sorted, then read back as rows.
 template <class Key, class ExecSpace, class Lengths>
 device_ints<ExecSpace> rows_by_length_keys(const ExecSpace& space, const Lengths& len, std::int64_t longest,
-                                           bool descending, const char* label) {
+                                           bool descending, const char* label, ScratchSet<ExecSpace>* out_temps) {
   const std::int64_t n = len.extent(0);
-  Kokkos::View<Key*, typename ExecSpace::memory_space> key(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::length_keys"), n);
+  ScratchSet<ExecSpace> temps(space);
+  const Kokkos::View<Key*, typename ExecSpace::memory_space> key = temps.template take<Key>("kspmv::length_keys", n);
   Kokkos::parallel_for(
       "kspmv::length_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t l = descending ? longest - len(i) : std::int64_t(len(i));
@@ -119,7 +124,9 @@ device_ints<ExecSpace> rows_by_length_keys(const ExecSpace& space, const Lengths
   space.fence();
   Kokkos::sort(key);
   Kokkos::fence();
-  device_ints<ExecSpace> order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
+  const device_ints<ExecSpace> order =
+      out_temps ? out_temps->template take<int>(label, n)
+                : device_ints<ExecSpace>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
   Kokkos::parallel_for(
       "kspmv::length_order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t p) { order(p) = static_cast<int>(std::int64_t(key(p)) % n); });
@@ -127,14 +134,15 @@ device_ints<ExecSpace> rows_by_length_keys(const ExecSpace& space, const Lengths
 }
 
 // Keys of 32 bits where (longest + 1) x n fits them: a radix sort then
-// makes half the passes over half the bytes of 64-bit keys.
+// makes half the passes over half the bytes of 64-bit keys. The order a
+// temporary of `temps` where given.
 template <class ExecSpace, class Lengths>
 device_ints<ExecSpace> rows_by_length(const ExecSpace& space, const Lengths& len, std::int64_t longest,
-                                      bool descending, const char* label) {
+                                      bool descending, const char* label, ScratchSet<ExecSpace>* temps = nullptr) {
   const std::uint64_t n = len.extent(0);
   if (n == 0 || (static_cast<std::uint64_t>(longest) + 1) <= std::uint64_t(0xFFFFFFFFu) / n)
-    return rows_by_length_keys<std::uint32_t>(space, len, longest, descending, label);
-  return rows_by_length_keys<std::int64_t>(space, len, longest, descending, label);
+    return rows_by_length_keys<std::uint32_t>(space, len, longest, descending, label, temps);
+  return rows_by_length_keys<std::int64_t>(space, len, longest, descending, label, temps);
 }
 
 // pellr eq. (1) and (2) for rows taken in `order` (empty: the caller's):
@@ -170,7 +178,8 @@ WarpIterations warp_iterations(const ExecSpace& space, const Lengths& len, const
 // predicate, then a scatter.
 template <class ExecSpace, class Pred>
 device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const Pred& pred, const char* label) {
-  device_ints<ExecSpace> pos(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::rows_where"), n);
+  ScratchSet<ExecSpace> temps(space);
+  const device_ints<ExecSpace> pos = temps.template take<int>("kspmv::rows_where", n);
   std::int64_t count = 0;
   Kokkos::parallel_scan(
       "kspmv::rows_where_scan", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
@@ -203,11 +212,11 @@ void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, c
   const auto col = a.col_idx;
   const std::int64_t rows = static_cast<std::int64_t>(positions.size());
   const std::int64_t split = static_cast<std::int64_t>(first_in_order);
-  auto alloc = [&](const char* label) { return Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)); };
-  Kokkos::View<std::int64_t*, M> pos_d(alloc("kspmv::fetch_rows::positions"), rows);
-  Kokkos::View<ordinal_t*, M> ids_d(alloc("kspmv::fetch_rows::ids"), rows);
-  Kokkos::View<std::int64_t*, M> local_d(alloc("kspmv::fetch_rows::local"), rows + 1);
-  Kokkos::View<offset_t*, M> begins_d(alloc("kspmv::fetch_rows::begins"), rows);
+  ScratchSet<ExecSpace> temps(space);
+  const Kokkos::View<std::int64_t*, M> pos_d = temps.template take<std::int64_t>("kspmv::fetch_rows::positions", rows);
+  const Kokkos::View<ordinal_t*, M> ids_d = temps.template take<ordinal_t>("kspmv::fetch_rows::ids", rows);
+  const Kokkos::View<std::int64_t*, M> local_d = temps.template take<std::int64_t>("kspmv::fetch_rows::local", rows + 1);
+  const Kokkos::View<offset_t*, M> begins_d = temps.template take<offset_t>("kspmv::fetch_rows::begins", rows);
   Kokkos::deep_copy(space, pos_d, unmanaged_host<const std::int64_t>(positions.data(), positions.size()));
   std::int64_t entries = 0;
   Kokkos::parallel_scan(
@@ -223,7 +232,7 @@ void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, c
         sum += len(r);
       },
       entries);
-  Kokkos::View<ordinal_t*, M> cols_d(alloc("kspmv::fetch_rows::cols"), entries);
+  const Kokkos::View<ordinal_t*, M> cols_d = temps.template take<ordinal_t>("kspmv::fetch_rows::cols", entries);
   Kokkos::parallel_for(
       "kspmv::fetch_rows::cols", Kokkos::RangePolicy<ExecSpace>(space, 0, entries), KOKKOS_LAMBDA(const std::int64_t j) {
         const std::int64_t q = row_of_entry(local_d, rows, j);

@@ -22,6 +22,7 @@
 
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/scratch.hpp"
 
 namespace kspmv {
 
@@ -77,7 +78,9 @@ class ValueMap {
     using Bits = tag_bits_t<Scalar>;
     using bits_view = Kokkos::View<const Bits*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     Kokkos::View<int*, memory_space> slot(Kokkos::view_alloc(space, "kspmv::value_map::slot"), nnz);
-    Kokkos::View<int*, memory_space> seen(Kokkos::view_alloc(space, "kspmv::value_map::seen"), nnz);
+    detail::ScratchSet<ExecSpace> temps(space);
+    const Kokkos::View<int*, memory_space> seen = temps.template take<int>("kspmv::value_map::seen", nnz);
+    Kokkos::deep_copy(space, seen, 0);
     Kokkos::View<int, memory_space> stray(Kokkos::view_alloc(space, "kspmv::value_map::stray"));
     for (std::size_t j = 0; j < views.size(); ++j) {
       const bits_view bits(reinterpret_cast<const Bits*>(views[j].data()), views[j].extent(0));

@@ -405,9 +405,11 @@ class Matrix {
     const auto& d = device_view(a);
     ConvertOptions trial_opt = opt;
     trial_opt.transpose = TransposeBuild::Never;  // the winner gets it below
-    vector_type x(Kokkos::view_alloc(space, std::string("kspmv::auto::x")), a.ncols);
-    vector_type y(Kokkos::view_alloc(space, std::string("kspmv::auto::y")), a.nrows);
+    detail::ScratchSet<ExecSpace> temps(space);
+    const vector_type x = temps.template take<Scalar>("kspmv::auto::x", a.ncols);
+    const vector_type y = temps.template take<Scalar>("kspmv::auto::y", a.nrows);
     Kokkos::deep_copy(space, x, Scalar(1));
+    Kokkos::deep_copy(space, y, Scalar(0));
     // Products of opt.expected_vectors columns where the caller's have
     // more than one: the fused kernel where the format has one.
     const int k = opt.expected_vectors;

@@ -31,7 +31,8 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   PatternSource src;
   src.nrows = n;
   src.ncols = ncols;
-  const auto len = detail::row_lengths(space, row_ptr, "kspmv::stats::lengths");
+  detail::ScratchSet<ExecSpace> temps(space);  // every temporary below (kspmv/core/scratch.hpp)
+  const auto len = detail::row_lengths(space, row_ptr, "kspmv::stats::lengths", &temps);
   std::int64_t longest = 0;
   if (n > 0)
     Kokkos::parallel_reduce(
@@ -44,8 +45,9 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   // sampled ascending order needs anyway): where each length's run ends.
   detail::device_ints<ExecSpace> ascending;
   if (n > 0) {
-    ascending = detail::rows_by_length(space, len, longest, false, "kspmv::stats::ascending");
-    Kokkos::View<std::int64_t*, M> ends(Kokkos::view_alloc(space, std::string("kspmv::stats::length_ends")), longest + 1);
+    ascending = detail::rows_by_length(space, len, longest, false, "kspmv::stats::ascending", &temps);
+    const Kokkos::View<std::int64_t*, M> ends = temps.template take<std::int64_t>("kspmv::stats::length_ends", longest + 1);
+    Kokkos::deep_copy(space, ends, std::int64_t(0));
     Kokkos::parallel_for(
         "kspmv::stats::length_ends", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
           const int l = len(ascending(p));
@@ -65,8 +67,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   src.caller_warps = detail::warp_iterations(space, len, detail::device_ints<ExecSpace>());
   {
     const std::int64_t warps = (n + 31) / 32;
-    Kokkos::View<double*, M> entries(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::stats::warp_entries")),
-                                     warps);
+    const Kokkos::View<double*, M> entries = temps.template take<double>("kspmv::stats::warp_entries", warps);
     Kokkos::parallel_for(
         "kspmv::stats::warp_entries", policy(space, 0, warps), KOKKOS_LAMBDA(const std::int64_t w) {
           std::int64_t sum = 0;
@@ -90,10 +91,11 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
     constexpr std::int64_t kChunk = 64;
     const std::int64_t nnz = a.nnz();
     const std::int64_t chunks = (nnz + kChunk - 1) / kChunk;
-    // A byte a diagonal and an int a row (a row has under 2^31 entries):
-    // freeing large temporaries costs the host time too.
-    Kokkos::View<std::uint8_t*, M> seen(Kokkos::view_alloc(space, std::string("kspmv::stats::diagonals")), n + ncols + 1);
-    Kokkos::View<int*, M> row_in_packet(Kokkos::view_alloc(space, std::string("kspmv::stats::row_in_packet")), n);
+    // A byte a diagonal and an int a row (a row has under 2^31 entries).
+    const Kokkos::View<std::uint8_t*, M> seen = temps.template take<std::uint8_t>("kspmv::stats::diagonals", n + ncols + 1);
+    const Kokkos::View<int*, M> row_in_packet = temps.template take<int>("kspmv::stats::row_in_packet", n);
+    Kokkos::deep_copy(space, seen, std::uint8_t(0));
+    Kokkos::deep_copy(space, row_in_packet, 0);
     Kokkos::parallel_reduce(
         "kspmv::stats::counted", policy(space, 0, chunks),
         KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_window) {

@@ -1,0 +1,69 @@
+// The pool of device blocks behind conversions' temporaries
+// (kspmv/core/scratch.hpp), exercised on the host memory space (a CUDA
+// build runs the same code on its device through every conversion).
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+
+#include "kspmv/core/scratch.hpp"
+
+namespace {
+
+using Pool = kspmv::detail::ScratchPool<Kokkos::HostSpace>;
+
+// A block given back is the one taken next for the same size or a
+// smaller one (the smallest kept block that fits), not for a request past
+// it; release frees every kept block.
+TEST(Scratch, PoolReusesBlocksThatFit) {
+  Pool& pool = Pool::instance();
+  pool.release();
+  const auto a = pool.take(100000);
+  ASSERT_NE(a.first, nullptr);
+  EXPECT_GE(a.second, std::size_t(100000));
+  static_cast<char*>(a.first)[99999] = 7;  // the whole request is writable
+  pool.give_back(a.first, a.second);
+  EXPECT_EQ(pool.kept_bytes(), a.second);
+  const auto b = pool.take(90000);
+  EXPECT_EQ(b.first, a.first);
+  EXPECT_EQ(pool.kept_bytes(), std::size_t(0));
+  pool.give_back(b.first, b.second);
+  const auto bigger = pool.take(a.second + 1);  // does not fit: a new block
+  EXPECT_NE(bigger.first, a.first);
+  pool.give_back(bigger.first, bigger.second);
+  const auto smaller = pool.take(1000);  // the smallest kept block that fits: a's
+  EXPECT_EQ(smaller.first, a.first);
+  pool.give_back(smaller.first, smaller.second);
+  EXPECT_EQ(pool.kept_bytes(), a.second + bigger.second);
+  pool.release();
+  EXPECT_EQ(pool.kept_bytes(), std::size_t(0));
+}
+
+// Blocks past kScratchKeptBytes in all are freed as they come back, not kept.
+TEST(Scratch, PoolKeepsAtMostItsCap) {
+  Pool& pool = Pool::instance();
+  pool.release();
+  const auto big = pool.take(kspmv::kScratchKeptBytes - 4096);
+  const auto more = pool.take(1 << 20);
+  pool.give_back(big.first, big.second);
+  pool.give_back(more.first, more.second);
+  EXPECT_LE(pool.kept_bytes(), kspmv::kScratchKeptBytes);
+  EXPECT_EQ(pool.kept_bytes(), big.second);
+  pool.release();
+}
+
+// A set's views hold what is written to them until the set ends.
+TEST(Scratch, SetViewsHoldTheirValues) {
+  Kokkos::DefaultHostExecutionSpace space;
+  kspmv::detail::ScratchSet<Kokkos::DefaultHostExecutionSpace> temps(space);
+  const auto a = temps.take<int>("a", 1000);
+  const auto b = temps.take<double>("b", 0);
+  ASSERT_EQ(a.extent(0), 1000u);
+  EXPECT_EQ(b.extent(0), 0u);
+  for (int i = 0; i < 1000; ++i) a(i) = i;
+  std::int64_t sum = 0;
+  for (int i = 0; i < 1000; ++i) sum += a(i);
+  EXPECT_EQ(sum, 999 * 1000 / 2);
+}
+
+}  // namespace
