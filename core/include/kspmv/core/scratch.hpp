@@ -5,7 +5,7 @@
 // free waits again and unmaps the pages: a conversion's dozen temporaries
 // (sort keys, scan offsets, per-row counts, a value map's checks) cost more
 // host time than its kernels on a matrix of a million rows (H100: 50-250
-// us each, 3-10 ms of auto's set-up). A ScratchSet takes such temporaries
+// us each, 5-16 ms of auto's set-up). A ScratchSet takes such temporaries
 // from blocks a finished one gave back (after fencing their last users)
 // and allocates only where none fits. Blocks stay held for the process,
 // up to kScratchKeptBytes of them; release_scratch() (and Kokkos::finalize)
