@@ -122,22 +122,14 @@ double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const T
   std::vector<Lane> lanes;
   std::vector<RowRef> held;
   std::array<std::int64_t, 32> c, v, xl;  // a warp's lanes' lines, one load
-  // Lanes with the most steps first (stably: lanes of equal steps keep
-  // their order, whose lines then often never decrease): a step visits
-  // only the lanes still loading, so a warp holding a hub of 10^5 entries
-  // among short rows costs the hub's steps, not 32 lanes each.
-  const auto lane_steps = [](const Lane& l, std::int64_t t) { return (l.end - l.begin + t - 1) / t; };
   auto warp = [&](std::int64_t t) {
-    std::stable_sort(lanes.begin(), lanes.end(),
-                     [&](const Lane& a, const Lane& b) { return lane_steps(a, t) > lane_steps(b, t); });
-    const std::int64_t steps = lanes.empty() ? 0 : lane_steps(lanes.front(), t);
-    std::size_t live = lanes.size();
+    std::int64_t steps = 0;
+    for (const Lane& l : lanes) steps = std::max(steps, (l.end - l.begin + t - 1) / t);
     for (std::int64_t j = 0; j < steps; ++j) {
-      while (live > 0 && lane_steps(lanes[live - 1], t) <= j) --live;
       std::size_t m = 0;
-      for (std::size_t i = 0; i < live; ++i) {
-        const Lane& l = lanes[i];
+      for (const Lane& l : lanes) {
         const std::int64_t k = l.begin + j * t;
+        if (k >= l.end) continue;
         c[m] = k * kIndex / 128;
         v[m] = k * scalar_bytes / 128;
         xl[m] = l.row->col(k) * scalar_bytes / 128;
