@@ -155,8 +155,8 @@ class ScratchSet {
 
 }  // namespace detail
 
-// Frees the device blocks kept for conversions' temporaries (every memory
-// space kspmv used). Kokkos::finalize calls it.
+// Frees the blocks kept in MemSpace for conversions' temporaries (one
+// call per memory space). Kokkos::finalize frees them all.
 template <class MemSpace>
 void release_scratch() {
   detail::ScratchPool<MemSpace>::instance().release();
