@@ -14,6 +14,7 @@
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/row_segments.hpp"
 #include "kspmv/core/row_stats.hpp"
 #include "kspmv/core/scratch.hpp"
 
@@ -35,75 +36,6 @@ device_ints<ExecSpace> row_lengths(const ExecSpace& space, const RowPtr& row_ptr
       "kspmv::row_lengths", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) { len(i) = static_cast<int>(row_ptr(i + 1) - row_ptr(i)); });
   return len;
-}
-
-// Longest row segment one thread of for_each_row_segment takes.
-inline constexpr std::int64_t kRowSegment = 32;
-
-// for_each_row_segment's functors (structs, not lambdas: the caller's
-// lambdas are members, which nvcc allows where a lambda capturing another
-// device lambda it does not). RowWhole: a thread a row.
-template <class Begin, class End, class F>
-struct RowWhole {
-  Begin begin;
-  End end;
-  F f;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t r) const { f(r, std::int64_t(begin(r)), std::int64_t(end(r))); }
-};
-
-// Each row's first segment: an exclusive scan of its segment count.
-template <class TaskStart, class Begin, class End>
-struct RowSegmentStarts {
-  TaskStart task_start;
-  std::int64_t nrows;
-  Begin begin;
-  End end;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t r, std::int64_t& sum, const bool final) const {
-    if (final) task_start(r) = sum;
-    if (r < nrows) sum += (std::int64_t(end(r)) - std::int64_t(begin(r)) + kRowSegment - 1) / kRowSegment;
-  }
-};
-
-// Task t: segment t - task_start(r) of row r.
-template <class TaskStart, class Begin, class End, class F>
-struct RowSegments {
-  TaskStart task_start;
-  std::int64_t nrows;
-  Begin begin;
-  End end;
-  F f;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
-    const std::int64_t r = row_of_entry(task_start, nrows, t);
-    const std::int64_t k0 = std::int64_t(begin(r)) + (t - std::int64_t(task_start(r))) * kRowSegment;
-    const std::int64_t e = end(r);
-    f(r, k0, k0 + kRowSegment < e ? k0 + kRowSegment : e);
-  }
-};
-
-// Calls f(r, k0, k1) over every row r < nrows, whose entries are
-// [begin(r), end(r)), in segments [k0, k1) of at most kRowSegment entries,
-// a thread a segment. Rows in their order, so where every row fits one
-// segment this is a thread a row, neighbouring threads writing
-// neighbouring slots of a sliced or jagged layout; a long row is spread
-// over many threads instead of one walking a power-law hub of 10^5
-// entries alone (20-28 ms a fill on a 1M-row power-law graph).
-// `longest`: the longest row (or a bound on it).
-template <class ExecSpace, class Begin, class End, class F>
-void for_each_row_segment(const ExecSpace& space, const char* label, std::int64_t nrows, std::int64_t longest,
-                          const Begin& begin, const End& end, const F& f) {
-  if (nrows <= 0) return;
-  using policy = Kokkos::RangePolicy<ExecSpace>;
-  if (longest <= kRowSegment) {
-    Kokkos::parallel_for(label, policy(space, 0, nrows), RowWhole<Begin, End, F>{begin, end, f});
-    return;
-  }
-  using starts = Kokkos::View<std::int64_t*, typename ExecSpace::memory_space>;
-  ScratchSet<ExecSpace> temps(space);
-  const starts task_start = temps.template take<std::int64_t>("kspmv::row_segments", nrows + 1);
-  std::int64_t tasks = 0;
-  Kokkos::parallel_scan("kspmv::row_segments", policy(space, 0, nrows + 1),
-                        RowSegmentStarts<starts, Begin, End>{task_start, nrows, begin, end}, tasks);
-  Kokkos::parallel_for(label, policy(space, 0, tasks), RowSegments<starts, Begin, End, F>{task_start, nrows, begin, end, f});
 }
 
 // The rows in order of length, ascending or descending, rows of one length

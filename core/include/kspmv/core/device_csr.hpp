@@ -21,6 +21,7 @@
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/row_segments.hpp"
 #include "kspmv/core/value_map.hpp"
 
 namespace kspmv {
@@ -69,18 +70,6 @@ Kokkos::View<const T*, typename ExecSpace::memory_space> same_or_copy(const V& v
   return out;
 }
 
-// The row holding entry k (k < nnz): the last row whose offset is <= k, so
-// empty rows before it are stepped over. A binary search: a thread an
-// entry spreads a long row over many threads.
-template <class RowPtr>
-KOKKOS_INLINE_FUNCTION std::int64_t row_of_entry(const RowPtr& row_ptr, std::int64_t nrows, std::int64_t k) {
-  std::int64_t lo = 0, hi = nrows;
-  while (hi - lo > 1) {
-    const std::int64_t mid = (lo + hi) / 2;
-    if (std::int64_t(row_ptr(mid)) <= k) lo = mid; else hi = mid;
-  }
-  return lo;
-}
 }  // namespace detail
 
 // A DeviceCsr over a caller's device views: row offsets (nrows + 1, any
