@@ -2,6 +2,7 @@
 // written through the value map give the same bits as a fresh conversion
 // of the new matrix; refresh after refresh; typed errors with nothing
 // changed; what the map costs.
+#include <algorithm>
 #include <cstring>
 
 #include "test_support.hpp"
@@ -147,8 +148,33 @@ TEST(Refresh, CsrOrderKeepsNoMap) {
   for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::CsrAdaptive, Format::CsrMerge,
                    Format::KkCrs, Format::Coo})
     EXPECT_EQ(Matrix<double>::convert(a, f).value_map_bytes(), 0u) << format_name(f);
-  // A reordering format keeps one slot a nonzero.
-  EXPECT_EQ(Matrix<double>::convert(a, Format::Pellr).value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));
+  // A format without a slot walk keeps one slot a nonzero.
+  EXPECT_EQ(Matrix<double>::convert(a, Format::EvcHyb).value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));
+}
+
+// Formats that reorder rows (jad, sorted pellr) are refreshed by walking
+// their rows and keep no slot a nonzero: the row offsets, and where a row
+// is longer than one segment where each row's segments start, 8 bytes a
+// row each. Those in the CSR's row order keep a slot a nonzero, written by
+// their walk (no tags).
+TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
+  const auto a = generate<double>("powerlaw:2000:6");  // hubs: rows longer than a segment
+  const std::size_t two_per_row = 16 * static_cast<std::size_t>(a.nrows + 1);
+  const std::size_t per_entry = 4 * static_cast<std::size_t>(a.nnz());
+  const auto opt = kspmv_test::test_options();
+  const auto pellr = Matrix<double>::convert(a, Format::Pellr, opt);
+  const auto props = pellr.properties();
+  ASSERT_NE(std::find(props.begin(), props.end(), std::make_pair(std::string("sorted"), std::string("yes"))), props.end());
+  EXPECT_EQ(pellr.value_map_bytes(), two_per_row);
+  EXPECT_EQ(Matrix<double>::convert(a, Format::Jad, opt).value_map_bytes(), two_per_row);
+  EXPECT_EQ(Matrix<double>::convert(a, Format::Hyb, opt).value_map_bytes(), per_entry);
+  const auto b = generate<double>("banded:500:7");  // equal rows: pellr keeps the CSR's order
+  const std::size_t b_entry = 4 * static_cast<std::size_t>(b.nnz());
+  for (Format f : {Format::Pellr, Format::Dia, Format::Ell, Format::Ellr}) {
+    const auto m = Matrix<double>::convert(b, f, opt);
+    EXPECT_TRUE(m.refreshable()) << format_name(f);
+    EXPECT_EQ(m.value_map_bytes(), b_entry) << format_name(f);
+  }
 }
 
 // The tags: entry k holds the bits k + 1, so no two entries share one.

@@ -67,7 +67,10 @@ Traffic dia(const TrafficInput& in) {
   const double slots = double(in.s.diagonals) * in.pitch;
   Traffic t = one_part(Format::Dia, in.tau * slots + in.tau * in.m + in.y);
   t.slots = slots;
-  t.storage_bytes = in.tau * slots + kIndex * double(in.s.diagonals);
+  // The offsets, and a mask of 64 diagonals a word a row (what a refresh
+  // walks by).
+  t.storage_bytes = in.tau * slots + kIndex * double(in.s.diagonals) +
+                    8.0 * std::ceil(double(in.s.diagonals) / 64.0) * double(in.n);
   t.chain_elements = double(in.s.diagonals);
   t.feasible = slots <= in.max_fill * std::max(in.nnz, 1.0);
   return t;
@@ -131,7 +134,8 @@ Traffic hyb(const TrafficInput& in) {
                        (in.tau + 2 * kIndex) * coo_nnz + in.x * coo_nnz / std::max(in.nnz, 1.0) +
                            2.0 * in.tau * s.rows.prob_gt(K) * in.n,
                        2});
-  t.storage_bytes = (in.tau + kIndex) * double(K) * in.pitch + (in.tau + 2 * kIndex) * coo_nnz;
+  // The COO part's start a row (8 bytes: what a refresh walks by).
+  t.storage_bytes = (in.tau + kIndex) * double(K) * in.pitch + (in.tau + 2 * kIndex) * coo_nnz + 8.0 * (double(in.n) + 1);
   t.chain_elements = double(K);
   t.chain_as = Format::Ell;
   t.note = "K=" + std::to_string(K);

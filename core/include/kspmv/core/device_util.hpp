@@ -116,6 +116,14 @@ constexpr int kEllSliceRows = 256;
 // row, rows, width, offset, first team, teams, lanes), read by the
 // portable and tuned kernels.
 constexpr int kEvcBlockInts = 7;
+// The lowest set bit of m (m != 0).
+KOKKOS_INLINE_FUNCTION int lowest_set_bit(std::uint64_t m) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __ffsll(static_cast<long long>(m)) - 1;
+#else
+  return __builtin_ctzll(m);
+#endif
+}
 // Where slot 0 of ELL row `row` lies (width K slots per row); slot n is
 // n * kEllSliceRows further. Shared by the portable and tuned kernels.
 KOKKOS_INLINE_FUNCTION std::int64_t ell_row_base(int row, int width) {

@@ -10,6 +10,17 @@
 // the CSR formats do), and scatter() writes any values of that pattern into
 // the format's views: the first fill after the conversion and every refresh
 // after it, the same bits as a fresh conversion of those values.
+//
+// A format that knows where each entry of a row lands (a slot walk:
+// pellr, jad, ell, ellr, dia; see walk_slots in row_segments.hpp) needs no
+// tags and no per-entry map: it is built from the values themselves and a
+// refresh walks its rows again, writing each slot of a row segment from
+// one thread, so neighbouring threads write neighbouring slots and each
+// reads its own row's values in order. The map then only keeps the CSR's
+// row offsets (by_rows()) and, where rows are longer than a segment, where
+// each row's segments start. A scatter through a per-entry map writes a
+// sliced or diagonal layout a slot per 32-byte sector, which cost 2-5
+// SpMVs a refresh.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -22,6 +33,7 @@
 
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
+#include "kspmv/core/row_segments.hpp"
 #include "kspmv/core/scratch.hpp"
 
 namespace kspmv {
@@ -57,7 +69,23 @@ class ValueMap {
   using views_type = std::vector<values_view>;
   static constexpr std::size_t kMaxViews = 3;
 
+  using row_ptr_view = Kokkos::View<const offset_t*, memory_space>;
+
   ValueMap() = default;
+
+  // The map of a format with a slot walk built from a CSR with these row
+  // offsets (kept; a device input's own view) and nnz entries: refreshes
+  // walk the format's rows along `plan` (the caller's, which knows the
+  // format; scatter() and gather() are not for this map).
+  static ValueMap by_rows(std::int64_t nnz, const row_ptr_view& row_ptr, detail::RowSegmentPlan<ExecSpace> plan) {
+    ValueMap m;
+    m.nnz_ = nnz;
+    m.rows_ = true;
+    m.row_ptr_ = row_ptr;
+    m.plan_ = std::move(plan);
+    m.valid_ = true;
+    return m;
+  }
 
   // The map of a format built from tagged_pattern() of a matrix with nnz
   // entries, read off its value views. Throws Error where an entry is not
@@ -136,6 +164,7 @@ class ValueMap {
   // built from, or of its input where that was merged) into the format's
   // value views on `space`, asynchronously: one kernel.
   void scatter(const ExecSpace& space, const const_values_view& values, const views_type& views) const {
+    require_slots("scatter");
     if (merge_offsets_.extent(0) > 0) {
       scatter_merged(space, values, views);
       return;
@@ -172,6 +201,7 @@ class ValueMap {
   // The values the format holds, in the order of the CSR it was built from
   // (nnz() of them, duplicates already summed): the inverse of scatter().
   void gather(const ExecSpace& space, const views_type& views, const values_view& out) const {
+    require_slots("gather");
     if (identity_) {
       Kokkos::deep_copy(space, out, views[0]);
       return;
@@ -190,6 +220,7 @@ class ValueMap {
   // lists where its input was merged.
   ValueMap reindexed(const ExecSpace& space, const Kokkos::View<const int*, memory_space>& source,
                      const ValueMap& original) const {
+    require_slots("reindexed");
     ValueMap m = *this;
     m.identity_ = false;
     m.slot_ = Kokkos::View<int*, memory_space>(
@@ -227,20 +258,51 @@ class ValueMap {
     }
   };
 
+  // A map of slots from a slot walk: slot(k) = s for every entry (what a
+  // refresh of a reordering of this CSR needs: reindexed()).
+  static ValueMap from_slots(std::int64_t nnz, const views_type& views, Kokkos::View<int*, memory_space> slot) {
+    ValueMap m;
+    m.nnz_ = nnz;
+    std::int64_t slots = 0;
+    for (const auto& v : views) {
+      m.starts_.push_back(slots);
+      slots += static_cast<std::int64_t>(v.extent(0));
+    }
+    m.slot_ = slot;
+    m.valid_ = true;
+    return m;
+  }
+
   bool valid() const { return valid_; }
+  // Refreshed by the format's slot walk: no per-entry map.
+  bool by_rows() const { return rows_; }
+  const row_ptr_view& row_ptr() const { return row_ptr_; }
+  const detail::RowSegmentPlan<ExecSpace>& plan() const { return plan_; }
   // Device bytes the map holds: 4 a nonzero (0 where the format keeps the
-  // CSR order), and the merge lists where the input was merged.
-  std::size_t bytes() const { return (slot_.span() + merge_offsets_.span() + merge_entries_.span()) * sizeof(int); }
+  // CSR order), and the merge lists where the input was merged; by rows,
+  // the row offsets (8 bytes a row, a device input's own) and the
+  // segment starts (8 bytes a row, only where a row is longer than one
+  // segment).
+  std::size_t bytes() const {
+    return (slot_.span() + merge_offsets_.span() + merge_entries_.span()) * sizeof(int) +
+           row_ptr_.span() * sizeof(offset_t) + plan_.bytes();
+  }
   // The format keeps the CSR order: a refresh is one copy, no map stored.
   bool identity() const { return identity_; }
   std::int64_t nnz() const { return nnz_; }
 
  private:
+  void require_slots(const char* what) const {
+    if (rows_) throw Error(ErrorCode::InvalidArgument, std::string("value map ") + what + ": a map by rows needs its format's slot walk");
+  }
+
   Kokkos::View<int*, memory_space> slot_;  // entry -> slot in the views, concatenated
   Kokkos::View<int*, memory_space> merge_offsets_, merge_entries_;
   std::vector<std::int64_t> starts_;       // each view's first slot
   std::int64_t nnz_ = 0;
-  bool identity_ = false, valid_ = false;
+  bool identity_ = false, valid_ = false, rows_ = false;
+  row_ptr_view row_ptr_;            // by rows: the CSR's row offsets
+  detail::RowSegmentPlan<ExecSpace> plan_;  // by rows: the walk's segments
 };
 
 }  // namespace kspmv

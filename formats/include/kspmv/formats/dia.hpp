@@ -37,10 +37,17 @@ struct DiaDevice {
   int pitch = 0;  // rows rounded up to 32
   Kokkos::View<int*, memory_space> offsets;
   Kokkos::View<Scalar*, memory_space> data;
+  // Which diagonals each row has entries on, a bit a diagonal (bit d of
+  // word d / 64 of the row's mask_words): where a row's entries land, so a
+  // refresh walks rows (slot_walk) without a map of 4 bytes an entry.
+  int mask_words = 0;
+  Kokkos::View<std::uint64_t*, memory_space> row_diagonals;
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
 
-  std::size_t storage_bytes() const { return offsets.span() * sizeof(int) + data.span() * sizeof(Scalar); }
+  std::size_t storage_bytes() const {
+    return offsets.span() * sizeof(int) + data.span() * sizeof(Scalar) + row_diagonals.span() * sizeof(std::uint64_t);
+  }
 };
 
 // On the device: each entry marks its diagonal j - i (shifted by nrows - 1
@@ -101,11 +108,29 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
         if (used(u)) offsets(slot(u)) = static_cast<int>(u - shift);
       });
   d.data = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::dia::data"), static_cast<std::int64_t>(slots));
+  d.mask_words = static_cast<int>((ndiag + 63) / 64);
+  d.row_diagonals = Kokkos::View<std::uint64_t*, M>(Kokkos::view_alloc(space, "kspmv::dia::row_diagonals"),
+                                                    std::int64_t(a.nrows) * d.mask_words);
   const auto data = d.data;
+  const auto mask = d.row_diagonals;
+  const int words = d.mask_words;
   const auto val = a.values;
   Kokkos::parallel_for(
       "kspmv::dia::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
-        for (std::int64_t k = rp(i); k < rp(i + 1); ++k) data(std::int64_t(slot(col(k) - i + shift)) * pitch + i) = val(k);
+        // Columns ascend in a row, so its diagonals do: a word at a time.
+        std::uint64_t bits = 0;
+        int word = 0;
+        for (std::int64_t k = rp(i); k < rp(i + 1); ++k) {
+          const int s = slot(col(k) - i + shift);
+          data(std::int64_t(s) * pitch + i) = val(k);
+          if (s / 64 != word) {
+            if (bits) mask(std::int64_t(i) * words + word) |= bits;
+            bits = 0;
+            word = s / 64;
+          }
+          bits |= std::uint64_t(1) << (s % 64);
+        }
+        if (bits) mask(std::int64_t(i) * words + word) |= bits;
       });
   space.fence();
   d.conversion_seconds = timer.seconds();
@@ -199,6 +224,38 @@ namespace detail {
 template <class Scalar, class ExecSpace>
 std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const DiaDevice<Scalar, ExecSpace>& f) {
   return {f.data};
+}
+// Its slot walk (row_segments.hpp, walk_slots): row r's entries, in
+// column order, on the diagonals its mask names, in ascending order.
+template <class Scalar, class ExecSpace>
+struct DiaSlotWalk {
+  Kokkos::View<const offset_t*, typename ExecSpace::memory_space> rp;
+  Kokkos::View<const std::uint64_t*, typename ExecSpace::memory_space> mask;
+  int words = 0, pitch = 0;
+  std::int64_t positions = 0, longest = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t r) const { return rp(r); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t r) const { return rp(r + 1); }
+  template <class Op>
+  KOKKOS_INLINE_FUNCTION void walk(const std::int64_t r, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
+    std::int64_t skip = k0 - rp(r), k = k0;  // a later segment of the row starts at its (k0 - rp(r))-th diagonal
+    for (int w = 0; w < words && k < k1; ++w) {
+      std::uint64_t m = mask(r * words + w);
+      while (m != 0 && k < k1) {
+        const int b = lowest_set_bit(m);
+        m &= m - 1;
+        if (skip > 0) {
+          --skip;
+          continue;
+        }
+        op(k++, std::int64_t(64 * w + b) * pitch + r);
+      }
+    }
+  }
+};
+template <class Scalar, class ExecSpace>
+DiaSlotWalk<Scalar, ExecSpace> slot_walk(const DiaDevice<Scalar, ExecSpace>& f,
+                                         const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
+  return {rp, f.row_diagonals, f.mask_words, f.pitch, f.nrows, f.ndiag};
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

@@ -214,6 +214,28 @@ template <class Scalar, class ExecSpace>
 std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EllDevice<Scalar, ExecSpace>& f) {
   return {f.values};
 }
+// Its slot walk (row_segments.hpp, walk_slots): row r's n-th entry (of
+// its first `width`) at ell_row_base(r) + n slices' rows on.
+template <class Scalar, class ExecSpace>
+struct EllSlotWalk {
+  Kokkos::View<const offset_t*, typename ExecSpace::memory_space> rp;
+  int width = 0;
+  std::int64_t positions = 0, longest = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t r) const { return rp(r); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t r) const {
+    return rp(r + 1) - rp(r) < width ? rp(r + 1) : rp(r) + width;
+  }
+  template <class Op>
+  KOKKOS_INLINE_FUNCTION void walk(const std::int64_t r, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
+    const std::int64_t first = rp(r), base = ell_row_base(static_cast<int>(r), width);
+    for (std::int64_t k = k0; k < k1; ++k) op(k, base + (k - first) * kEllSliceRows);
+  }
+};
+template <class Scalar, class ExecSpace>
+EllSlotWalk<Scalar, ExecSpace> slot_walk(const EllDevice<Scalar, ExecSpace>& f,
+                                         const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
+  return {rp, f.width, f.nrows, f.width};
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const EllDevice<Scalar, ExecSpace>& f) {

@@ -105,6 +105,12 @@ template <class Scalar, class ExecSpace>
 std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EllrDevice<Scalar, ExecSpace>& f) {
   return {f.ell.values};
 }
+// Its slot walk: its ELL's.
+template <class Scalar, class ExecSpace>
+EllSlotWalk<Scalar, ExecSpace> slot_walk(const EllrDevice<Scalar, ExecSpace>& f,
+                                         const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
+  return slot_walk(f.ell, rp);
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const EllrDevice<Scalar, ExecSpace>& f) {

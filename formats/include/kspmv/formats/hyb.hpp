@@ -23,11 +23,17 @@ struct HybDevice {
   std::int64_t nnz = 0;
   EllDevice<Scalar, ExecSpace> ell;
   CooDevice<Scalar, ExecSpace> coo;
+  // Where each row's entries past the ELL start in the COO part (nrows +
+  // 1): what a refresh walks by (slot_walk).
+  Kokkos::View<const offset_t*, memory_space> coo_row_start;
+  std::int64_t longest = 0;  // the longest row
   double conversion_seconds = 0;
 
   std::string k_rule;  // how K was chosen
   std::int64_t k() const { return ell.width; }
-  std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }
+  std::size_t storage_bytes() const {
+    return ell.storage_bytes() + coo.storage_bytes() + coo_row_start.span() * sizeof(offset_t);
+  }
 };
 
 // The 1/3 rule on a row-length histogram (rows_of_length[l]: rows of l
@@ -150,7 +156,10 @@ HybDevice<Scalar, ExecSpace> to_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const
   }
   K = std::min(maxlen, K);
   h.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
-  h.coo = to_coo_device(detail::entries_past(space, a, K, maxlen), opt);
+  const auto tail = detail::entries_past(space, a, K, maxlen);
+  h.coo = to_coo_device(tail, opt);
+  h.coo_row_start = tail.row_ptr;
+  h.longest = maxlen;
   space.fence();
   h.conversion_seconds = timer.seconds();
   return h;
@@ -176,6 +185,32 @@ namespace detail {
 template <class Scalar, class ExecSpace>
 std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const HybDevice<Scalar, ExecSpace>& f) {
   return {f.ell.values, f.coo.val};
+}
+// Its slot walk (row_segments.hpp, walk_slots): row r's first K entries
+// in its ELL row, the rest in order from coo_row_start(r) of the COO part,
+// whose slots follow the ELL's.
+template <class Scalar, class ExecSpace>
+struct HybSlotWalk {
+  Kokkos::View<const offset_t*, typename ExecSpace::memory_space> rp, coo_start;
+  int width = 0;
+  std::int64_t ell_slots = 0;
+  std::int64_t positions = 0, longest = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t r) const { return rp(r); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t r) const { return rp(r + 1); }
+  template <class Op>
+  KOKKOS_INLINE_FUNCTION void walk(const std::int64_t r, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
+    const std::int64_t first = rp(r), base = ell_row_base(static_cast<int>(r), width);
+    const std::int64_t tail = ell_slots + std::int64_t(coo_start(r)) - width;
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const std::int64_t n = k - first;
+      op(k, n < width ? base + n * kEllSliceRows : tail + n);
+    }
+  }
+};
+template <class Scalar, class ExecSpace>
+HybSlotWalk<Scalar, ExecSpace> slot_walk(const HybDevice<Scalar, ExecSpace>& f,
+                                         const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
+  return {rp, f.coo_row_start, f.ell.width, static_cast<std::int64_t>(f.ell.values.extent(0)), f.nrows, f.longest};
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

@@ -41,6 +41,7 @@ struct PellrDevice {
   ordinal_t nrows = 0, ncols = 0;
   std::int64_t nnz = 0;
   int nslices = 0;
+  std::int64_t longest = 0;  // the longest row
   bool sorted = true;  // rows sorted by length (else new_to_old is the identity)
   OutputOrder order = OutputOrder::Caller;
   Kokkos::View<int*, memory_space> new_to_old;    // sorted row -> caller row
@@ -75,6 +76,7 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
   p.kernel = opt.kernel;
   const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::pellr::lengths");
   const std::int64_t longest = longest_row(space, a.row_ptr);
+  p.longest = longest;
   auto perm = detail::rows_by_length(space, len, longest, true, "kspmv::pellr::new_to_old");
   p.ellr_iterations = detail::warp_iterations(space, len, detail::device_ints<ExecSpace>());
   p.pellr_iterations = detail::warp_iterations(space, len, perm);
@@ -234,6 +236,32 @@ namespace detail {
 template <class Scalar, class ExecSpace>
 std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const PellrDevice<Scalar, ExecSpace>& f) {
   return {f.values};
+}
+// Its slot walk (row_segments.hpp, walk_slots): position r holds CSR row
+// new_to_old(r), its n-th entry in column n of r's lane of r's slice.
+template <class Scalar, class ExecSpace>
+struct PellrSlotWalk {
+  Kokkos::View<const offset_t*, typename ExecSpace::memory_space> rp;
+  Kokkos::View<const int*, typename ExecSpace::memory_space> perm, offset;
+  std::int64_t positions = 0, longest = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t r) const { return rp(perm(r)); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t r) const { return rp(perm(r) + 1); }
+  template <class Op>
+  KOKKOS_INLINE_FUNCTION void walk(const std::int64_t r, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
+    constexpr int S = PellrDevice<Scalar, ExecSpace>::slice;
+    const std::int64_t first = begin(r), base = offset(r / S) + r % S;
+    for (std::int64_t k = k0; k < k1; ++k) op(k, base + (k - first) * S);
+  }
+};
+template <class Scalar, class ExecSpace>
+PellrSlotWalk<Scalar, ExecSpace> slot_walk(const PellrDevice<Scalar, ExecSpace>& f,
+                                           const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
+  return {rp, f.new_to_old, f.slice_offset, f.nrows, f.longest};
+}
+// Refreshed by walking its rows where they are sorted (matrix.hpp).
+template <class Scalar, class ExecSpace>
+bool refresh_by_rows(const PellrDevice<Scalar, ExecSpace>& f) {
+  return f.sorted;
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

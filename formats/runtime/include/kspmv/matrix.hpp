@@ -99,6 +99,73 @@ constexpr bool block_pays(const F&) {
   return true;
 }
 
+// Whether format F knows where each entry of a row lands (a slot walk,
+// row_segments.hpp): then it is built from the values themselves and
+// refreshed by walking its rows, with no per-entry map (value_map.hpp).
+template <class F, class = void>
+struct has_slot_walk : std::false_type {};
+template <class F>
+struct has_slot_walk<F, std::void_t<decltype(slot_walk(
+                            std::declval<const F&>(),
+                            std::declval<const Kokkos::View<const offset_t*, typename F::memory_space>&>()))>>
+    : std::true_type {};
+
+// Whether a refresh walks the format's rows (no per-entry map) rather
+// than scatter through a map of slots made by the walk. Walking pays where
+// the format reorders rows (sorted pellr, jad): a slice's rows are far
+// apart in the CSR, so a thread an entry writes each 32-byte sector of a
+// slice at times far apart and the sectors leave L2 part-written (2.2-2.6
+// SpMVs a refresh on FEM meshes, against 1.2-1.5 walking). Where rows keep
+// the CSR's order, a thread an entry reads in order and neighbouring warps
+// complete each sector while it is in L2, and beat a thread a row reading
+// its row 8 bytes at a time (dia 70 us against 86 on a block-diagonal
+// matrix, hyb's COO part 5x). A format that walks says so with an overload
+// of its own (argument-dependent lookup).
+template <class F>
+constexpr bool refresh_by_rows(const F&) {
+  return false;
+}
+
+// What a slot walk does at each entry k and its slot s: a refresh, the
+// values read back, the slot recorded.
+// Slots: ValueMap's (the format's value views, concatenated).
+template <class Slots, class Values>
+struct StoreAtSlot {
+  Slots slots;
+  Values values;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k, const std::int64_t s) const {
+    slots.at(static_cast<int>(s)) = values(k);
+  }
+};
+template <class Slots, class Out>
+struct LoadFromSlot {
+  Slots slots;
+  Out out;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k, const std::int64_t s) const {
+    out(k) = slots.at(static_cast<int>(s));
+  }
+};
+// The slots of a format's value views, concatenated in their order.
+template <class Scalar, class ExecSpace>
+typename ValueMap<Scalar, ExecSpace>::Slots concatenated_slots(const typename ValueMap<Scalar, ExecSpace>::views_type& views) {
+  std::vector<std::int64_t> starts;
+  std::int64_t slots = 0;
+  for (const auto& v : views) {
+    starts.push_back(slots);
+    slots += static_cast<std::int64_t>(v.extent(0));
+  }
+  if (slots > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError(std::to_string(slots) + " value slots exceed a value map's 32-bit slot indices");
+  return typename ValueMap<Scalar, ExecSpace>::Slots(views, starts);
+}
+template <class SlotOf>
+struct RecordSlot {
+  SlotOf slot_of;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k, const std::int64_t s) const {
+    slot_of(k) = static_cast<int>(s);
+  }
+};
+
 template <class Scalar, class ExecSpace>
 struct AnyFormat {
   using memory_space = typename ExecSpace::memory_space;
@@ -128,6 +195,9 @@ struct AnyFormat {
   virtual void gather_values(const ExecSpace& space, const vector_type& out) const = 0;
   // The same format (its views shared) refreshed through another map.
   virtual std::shared_ptr<const AnyFormat> with_map(ValueMap<Scalar, ExecSpace> m) const = 0;
+  // Its value map with a slot for each entry (one made by walking its
+  // rows where the map is by rows): what reindexed() needs.
+  virtual ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space) const = 0;
   // The same format with scratch views of its own (has_scratch), for a
   // handle; null where the format keeps no scratch.
   virtual std::shared_ptr<const AnyFormat> with_own_scratch() const = 0;
@@ -143,10 +213,41 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   explicit FormatHolder(F&& x, ValueMap<Scalar, ExecSpace> m = {}) : f(std::move(x)), map(std::move(m)) {}
   const ValueMap<Scalar, ExecSpace>& value_map() const override { return map; }
   void scatter_values(const ExecSpace& space, const typename base::const_vector_type& values) const override {
+    if constexpr (has_slot_walk<F>::value) {
+      if (map.by_rows()) {
+        using S = typename ValueMap<Scalar, ExecSpace>::Slots;
+        const S slots = concatenated_slots<Scalar, ExecSpace>(value_views(f));
+        walk_slots(space, "kspmv::value_map::refresh_rows", map.plan(), slot_walk(f, map.row_ptr()),
+                   StoreAtSlot<S, typename base::const_vector_type>{slots, values});
+        return;
+      }
+    }
     map.scatter(space, values, value_views(f));
   }
   void gather_values(const ExecSpace& space, const typename base::vector_type& out) const override {
+    if constexpr (has_slot_walk<F>::value) {
+      if (map.by_rows()) {
+        using S = typename ValueMap<Scalar, ExecSpace>::Slots;
+        const S slots = concatenated_slots<Scalar, ExecSpace>(value_views(f));
+        walk_slots(space, "kspmv::value_map::gather_rows", map.plan(), slot_walk(f, map.row_ptr()),
+                   LoadFromSlot<S, typename base::vector_type>{slots, out});
+        return;
+      }
+    }
     map.gather(space, value_views(f), out);
+  }
+  ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space) const override {
+    if constexpr (has_slot_walk<F>::value) {
+      if (map.by_rows()) {
+        using memory_space = typename ExecSpace::memory_space;
+        Kokkos::View<int*, memory_space> slot(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::value_map::slot"),
+                                              map.nnz());
+        walk_slots(space, "kspmv::value_map::slots_of_rows", map.plan(), slot_walk(f, map.row_ptr()),
+                   RecordSlot<Kokkos::View<int*, memory_space>>{slot});
+        return ValueMap<Scalar, ExecSpace>::from_slots(map.nnz(), value_views(f), slot);
+      }
+    }
+    return map;
   }
   std::shared_ptr<const base> with_map(ValueMap<Scalar, ExecSpace> m) const override {
     return std::make_shared<FormatHolder>(F(f), std::move(m));
@@ -652,7 +753,7 @@ class Matrix {
     st.times.pick = timer.seconds() - st.times.structure;
     Matrix t = convert_any(tr.csr, f, st.opt);
     if (refreshable() && t.refreshable())
-      t.impl_ = t.impl_->with_map(t.impl_->value_map().reindexed(space, tr.source, impl_->value_map()));
+      t.impl_ = t.impl_->with_map(t.impl_->slot_map(space).reindexed(space, tr.source, impl_->value_map()));
     space.fence();
     st.matrix = std::make_shared<const Matrix>(std::move(t));
     st.pattern = {};  // A^T's map now refreshes it: the pattern is not needed again
@@ -672,6 +773,25 @@ class Matrix {
     if constexpr (std::is_invocable<Build, const device_csr_type&, const ConvertOptions&>::value) {
       const auto& d = device_view(a);
       if (!opt.value_map) return hold(build_format(d, opt));
+      using F = decltype(build_format(d, opt));
+      if constexpr (detail::has_slot_walk<F>::value) {
+        // Built from the values; refreshed by walking its rows, or through
+        // a map of slots the walk writes (refresh_by_rows): no tags either
+        // way. A merged input sums through a map read off tags.
+        if (!merged) {
+          F f = build_format(d, opt);
+          const auto walk = detail::slot_walk(f, d.row_ptr);
+          auto plan = detail::walk_plan(space, walk);
+          if (detail::refresh_by_rows(f))
+            return hold(std::move(f), ValueMap<Scalar, ExecSpace>::by_rows(d.nnz(), d.row_ptr, std::move(plan)));
+          Kokkos::View<int*, memory_space> slot(
+              Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::value_map::slot"), d.nnz());
+          detail::walk_slots(space, "kspmv::value_map::slots_of_rows", plan, walk,
+                             detail::RecordSlot<Kokkos::View<int*, memory_space>>{slot});
+          auto map = ValueMap<Scalar, ExecSpace>::from_slots(d.nnz(), detail::value_views(f), slot);
+          return hold(std::move(f), std::move(map));
+        }
+      }
       auto f = build_format(tagged_pattern(space, d), opt);
       return with_values(std::move(f), d.values, d.nnz(), name, merged);
     } else {
