@@ -258,8 +258,9 @@ class ValueMap {
     }
   };
 
-  // A map of slots from a slot walk: slot(k) = s for every entry (what a
-  // refresh of a reordering of this CSR needs: reindexed()).
+  // A map of slots from a slot walk: slot(k) = s for every entry. The
+  // refresh map of a walking format in the CSR's row order, and what a
+  // refresh of a reordering of this CSR needs (reindexed()).
   static ValueMap from_slots(std::int64_t nnz, const views_type& views, Kokkos::View<int*, memory_space> slot) {
     ValueMap m;
     m.nnz_ = nnz;
