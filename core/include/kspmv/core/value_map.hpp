@@ -11,16 +11,16 @@
 // the format's views: the first fill after the conversion and every refresh
 // after it, the same bits as a fresh conversion of those values.
 //
-// A format that knows where each entry of a row lands (a slot walk:
-// pellr, jad, ell, ellr, dia; see walk_slots in row_segments.hpp) needs no
-// tags and no per-entry map: it is built from the values themselves and a
-// refresh walks its rows again, writing each slot of a row segment from
-// one thread, so neighbouring threads write neighbouring slots and each
-// reads its own row's values in order. The map then only keeps the CSR's
-// row offsets (by_rows()) and, where rows are longer than a segment, where
-// each row's segments start. A scatter through a per-entry map writes a
-// sliced or diagonal layout a slot per 32-byte sector, which cost 2-5
-// SpMVs a refresh.
+// A format that knows where each entry of a row lands (a slot walk: dia,
+// ell, ellr, hyb, pellr, jad; see walk_slots in row_segments.hpp) needs no
+// tags: it is built from the values themselves. Where it reorders rows
+// (sorted pellr, jad) a refresh walks its rows again, a thread a row
+// segment writing neighbouring slots, and the map keeps only the CSR's row
+// offsets (by_rows()) and, where rows are longer than a segment, where
+// each row's segments start; a scatter through a per-entry map would write
+// each 32-byte sector of a slice at times far apart (2.2-4.2 SpMVs a
+// refresh on FEM meshes against 1.2-2.8). Where rows keep the CSR's order
+// the walk writes the per-entry map (from_slots) and refreshes scatter.
 #pragma once
 
 #include <Kokkos_Core.hpp>
