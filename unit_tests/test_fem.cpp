@@ -227,3 +227,77 @@ TEST(Fem, SpecErrors) {
   EXPECT_THROW(generate<double>("fem:/no/such/mesh.msh:p1"), IoError);
   EXPECT_TRUE(is_generator_spec("fem:x.msh:p1"));
 }
+
+TEST(Fem, BoxMeshFillsTheBoxConformingly) {
+  const TetMesh m = box_mesh(3, 2, 4, 5);
+  ASSERT_EQ(m.nodes.size(), 4u * 3u * 5u);
+  ASSERT_EQ(m.tets.size(), 6u * 3u * 2u * 4u);
+  for (std::size_t t = 0; t < m.tets.size(); ++t) EXPECT_NEAR(std::fabs(tet_volume(m, t)), 1.0 / 6, 1e-15) << t;
+  EXPECT_NEAR(mesh_volume(m), 24.0, 1e-12);
+  for (const auto& p : m.nodes) {
+    EXPECT_GE(p[2], 5.0);
+    EXPECT_LE(p[2], 9.0);
+  }
+  EXPECT_EQ(m.nodes[1 + 4 * (2 + 3 * 1)], (std::array<double, 3>{1, 2, 6}));  // i + (nx+1)(j + (ny+1)(k - z0))
+  // Conforming: each face inside the box is shared by two tetrahedra, each
+  // unit square of the box's surface is cut into two faces of one.
+  int boundary = 0;
+  for (const auto& [k, n] : faces(m)) {
+    ASSERT_LE(n, 2);
+    boundary += n == 1;
+  }
+  EXPECT_EQ(boundary, 2 * 2 * (3 * 2 + 2 * 4 + 3 * 4));
+  EXPECT_THROW(box_mesh(0, 1, 1), InvalidArgumentError);
+  EXPECT_THROW(box_mesh(1, 1, -2), InvalidArgumentError);
+  EXPECT_THROW(box_mesh(1, 1, 1, -1), InvalidArgumentError);
+  EXPECT_THROW(box_mesh(70000, 70000, 1), InvalidArgumentError);
+}
+
+// The box's rows assembled slab by slab are the whole box's matrix, its
+// degrees of freedom renumbered along the grid, whatever the split.
+TEST(Fem, BoxRowsEqualTheWholeBoxInGridOrder) {
+  const ordinal_t nx = 3, ny = 2, nz = 5;
+  const TetMesh m = box_mesh(nx, ny, nz);
+  for (FemElement e : {FemElement::P1, FemElement::P2}) {
+    const auto whole = assemble_laplacian<double>(m, e);
+    const std::int64_t s = e == FemElement::P1 ? 1 : 2, gx = s * nx + 1, gy = s * ny + 1;
+    const std::int64_t n = box_dofs(nx, ny, nz, e);
+    ASSERT_EQ(n, whole.nrows);
+    // whole's dof -> grid point, from coordinates (doubled midpoints for P2).
+    std::vector<std::int64_t> grid;
+    for (const auto& p : m.nodes) grid.push_back(std::int64_t(s * p[0] + gx * (s * p[1] + gy * s * p[2])));
+    if (e == FemElement::P2)
+      for (const auto& ed : number_edges(m).edges) {
+        const auto &a = m.nodes[ed[0]], &b = m.nodes[ed[1]];
+        grid.push_back(std::int64_t(a[0] + b[0] + gx * (a[1] + b[1] + gy * (a[2] + b[2]))));
+      }
+    std::vector<std::map<std::int64_t, double>> expect(static_cast<std::size_t>(n));
+    for (ordinal_t i = 0; i < whole.nrows; ++i)
+      for (auto k = whole.row_ptr[i]; k < whole.row_ptr[i + 1]; ++k)
+        expect[static_cast<std::size_t>(grid[i])][grid[whole.col_idx[k]]] = whole.values[k];
+    const std::int64_t plane = gx * gy;
+    // Splits mid-plane, on a plane boundary, one row, and the whole.
+    for (const auto& cuts : std::vector<std::vector<std::int64_t>>{
+             {0, n / 3, 2 * n / 3, n}, {0, 2 * plane, n}, {0, plane + 1, plane + 2, n}, {0, n}}) {
+      for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
+        const auto rows = box_laplacian_rows<double>(nx, ny, nz, e, cuts[c], cuts[c + 1]);
+        rows.validate();
+        ASSERT_EQ(rows.nrows, cuts[c + 1] - cuts[c]);
+        ASSERT_EQ(rows.ncols, n);
+        for (ordinal_t i = 0; i < rows.nrows; ++i) {
+          const auto& want = expect[static_cast<std::size_t>(cuts[c] + i)];
+          ASSERT_EQ(std::size_t(rows.row_length(i)), want.size()) << "row " << cuts[c] + i;
+          for (auto k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k) {
+            const double w = want.at(rows.col_idx[k]);
+            ASSERT_NEAR(rows.values[k], w, 1e-13 * (1 + std::fabs(w))) << "row " << cuts[c] + i;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(box_laplacian_rows<double>(nx, ny, nz, e, 7, 7).nrows, 0);
+    EXPECT_THROW(box_laplacian_rows<double>(nx, ny, nz, e, 5, 4), InvalidArgumentError);
+    EXPECT_THROW(box_laplacian_rows<double>(nx, ny, nz, e, 0, n + 1), InvalidArgumentError);
+    EXPECT_THROW(box_laplacian_rows<double>(0, ny, nz, e, 0, 1), InvalidArgumentError);
+  }
+  EXPECT_THROW(box_laplacian_rows<double>(2000, 2000, 2000, FemElement::P2, 0, 1), OverflowError);
+}

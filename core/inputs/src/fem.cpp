@@ -281,6 +281,46 @@ TetMesh refine_uniform(const TetMesh& m, const ProgressFn& progress) {
   return r;
 }
 
+// ----------------------------------------------------------------- box --
+
+TetMesh box_mesh(ordinal_t nx, ordinal_t ny, ordinal_t nz, ordinal_t z0) {
+  if (nx <= 0 || ny <= 0 || nz <= 0 || z0 < 0)
+    throw InvalidArgumentError("box_mesh: extents must be positive and z0 non-negative (got " + std::to_string(nx) +
+                               " x " + std::to_string(ny) + " x " + std::to_string(nz) + " from z0 " +
+                               std::to_string(z0) + ")");
+  const std::int64_t px = std::int64_t(nx) + 1, py = std::int64_t(ny) + 1, pz = std::int64_t(nz) + 1;
+  if (px * py * pz > std::numeric_limits<ordinal_t>::max() || std::int64_t(z0) + nz > std::numeric_limits<ordinal_t>::max())
+    throw InvalidArgumentError("box_mesh: more nodes than 32-bit numbers hold");
+  TetMesh m;
+  m.nodes.reserve(static_cast<std::size_t>(px * py * pz));
+  for (std::int64_t k = 0; k < pz; ++k)
+    for (std::int64_t j = 0; j < py; ++j)
+      for (std::int64_t i = 0; i < px; ++i) m.nodes.push_back({double(i), double(j), double(z0 + k)});
+  auto node = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    return static_cast<ordinal_t>(i + px * (j + py * k));
+  };
+  // Kuhn's cut: one tetrahedron per order of the three axes, walking from
+  // the cube's (0,0,0) corner to its (1,1,1) corner one axis at a time.
+  // Neighbouring cubes cut their shared face along the same diagonal, so
+  // the mesh is conforming.
+  constexpr int kAxisOrders[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  m.tets.reserve(static_cast<std::size_t>(6) * nx * ny * nz);
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t j = 0; j < ny; ++j)
+      for (std::int64_t i = 0; i < nx; ++i)
+        for (const auto& order : kAxisOrders) {
+          std::int64_t c[3] = {i, j, k};
+          std::array<ordinal_t, 4> t{};
+          t[0] = node(c[0], c[1], c[2]);
+          for (int s = 0; s < 3; ++s) {
+            ++c[order[s]];
+            t[s + 1] = node(c[0], c[1], c[2]);
+          }
+          m.tets.push_back(t);
+        }
+  return m;
+}
+
 // ------------------------------------------------------------ assembly --
 
 namespace {
@@ -407,6 +447,75 @@ HostCsr<Scalar> assemble_laplacian(const TetMesh& m, FemElement e, const Progres
   return a;
 }
 
+// ------------------------------------------------------- box by rows --
+
+std::int64_t box_dofs(ordinal_t nx, ordinal_t ny, ordinal_t nz, FemElement e) {
+  if (nx <= 0 || ny <= 0 || nz <= 0) throw InvalidArgumentError("box_dofs: extents must be positive");
+  const std::int64_t s = e == FemElement::P1 ? 1 : 2;
+  return (s * nx + 1) * (s * ny + 1) * (s * nz + 1);
+}
+
+template <class Scalar>
+HostCsr<Scalar> box_laplacian_rows(ordinal_t nx, ordinal_t ny, ordinal_t nz, FemElement e, std::int64_t first,
+                                   std::int64_t last) {
+  const std::int64_t ndof = box_dofs(nx, ny, nz, e);
+  if (ndof > std::numeric_limits<ordinal_t>::max())
+    throw OverflowError("box_laplacian_rows: " + std::to_string(ndof) + " degrees of freedom do not fit 32-bit columns");
+  if (first < 0 || last < first || last > ndof)
+    throw InvalidArgumentError("box_laplacian_rows: rows [" + std::to_string(first) + ", " + std::to_string(last) +
+                               ") outside the box's " + std::to_string(ndof));
+  HostCsr<Scalar> out(last - first, ndof);
+  if (first == last) return out;
+  // Grid steps per cube (P2 numbers the half-step grid) and its planes.
+  const std::int64_t s = e == FemElement::P1 ? 1 : 2;
+  const std::int64_t gx = s * nx + 1, gy = s * ny + 1, plane = gx * gy;
+  const std::int64_t z_first = first / plane, z_last = (last - 1) / plane;  // grid planes holding the rows
+  // The cubes whose closure meets those planes: cube c spans planes s*c
+  // to s*c + s.
+  const std::int64_t c0 = std::max<std::int64_t>(0, (z_first + s - 1) / s - 1);
+  const std::int64_t c_last = std::min<std::int64_t>(nz - 1, z_last / s);
+  const TetMesh slab = box_mesh(nx, ny, static_cast<ordinal_t>(c_last - c0 + 1), static_cast<ordinal_t>(c0));
+  const HostCsr<double> local = assemble_laplacian<double>(slab, e);
+  // Local degree of freedom -> grid point: nodes by their coordinates
+  // (integers), edges by the sum of their ends' (the midpoint, doubled).
+  std::vector<std::int64_t> to_grid(static_cast<std::size_t>(local.nrows));
+  auto grid = [&](std::int64_t x2, std::int64_t y2, std::int64_t z2) { return x2 + gx * (y2 + gy * z2); };
+  const auto& p = slab.nodes;
+  for (std::size_t n = 0; n < p.size(); ++n)
+    to_grid[n] = grid(s * std::int64_t(p[n][0]), s * std::int64_t(p[n][1]), s * std::int64_t(p[n][2]));
+  if (e == FemElement::P2) {
+    const TetEdges te = number_edges(slab);  // the numbering assemble_laplacian used
+    for (std::size_t k = 0; k < te.edges.size(); ++k) {
+      const auto &a = p[te.edges[k][0]], &b = p[te.edges[k][1]];
+      to_grid[p.size() + k] = grid(std::int64_t(a[0] + b[0]), std::int64_t(a[1] + b[1]), std::int64_t(a[2] + b[2]));
+    }
+  }
+  // Rows in the range, in grid order: the slab's numbering is not the
+  // grid's for P2, so place each row at its grid row.
+  std::vector<ordinal_t> local_of(static_cast<std::size_t>(last - first), -1);
+  for (ordinal_t r = 0; r < local.nrows; ++r) {
+    const std::int64_t g = to_grid[static_cast<std::size_t>(r)];
+    if (g >= first && g < last) local_of[static_cast<std::size_t>(g - first)] = r;
+  }
+  std::vector<std::pair<ordinal_t, Scalar>> row;
+  for (std::int64_t i = 0; i < last - first; ++i) {
+    const ordinal_t r = local_of[static_cast<std::size_t>(i)];
+    if (r < 0)  // every grid point is a node or one edge's midpoint
+      throw std::logic_error("box_laplacian_rows: grid row " + std::to_string(first + i) + " not in its slab");
+    row.clear();
+    for (auto k = local.row_ptr[r]; k < local.row_ptr[r + 1]; ++k)
+      row.emplace_back(static_cast<ordinal_t>(to_grid[static_cast<std::size_t>(local.col_idx[k])]),
+                       static_cast<Scalar>(local.values[k]));
+    std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [c, v] : row) {
+      out.col_idx.push_back(c);
+      out.values.push_back(v);
+    }
+    out.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<offset_t>(out.col_idx.size());
+  }
+  return out;
+}
+
 // ----------------------------------------------------------------- spec --
 
 template <class Scalar>
@@ -462,6 +571,8 @@ HostCsr<Scalar> fem_matrix(const std::string& spec, const ProgressFn& progress) 
 template HostCsr<float> assemble_laplacian(const TetMesh&, FemElement, const ProgressFn&);
 template HostCsr<double> assemble_laplacian(const TetMesh&, FemElement, const ProgressFn&);
 template HostCsr<float> fem_matrix(const std::string&, const ProgressFn&);
+template HostCsr<float> box_laplacian_rows(ordinal_t, ordinal_t, ordinal_t, FemElement, std::int64_t, std::int64_t);
+template HostCsr<double> box_laplacian_rows(ordinal_t, ordinal_t, ordinal_t, FemElement, std::int64_t, std::int64_t);
 template HostCsr<double> fem_matrix(const std::string&, const ProgressFn&);
 
 }  // namespace kspmv

@@ -43,6 +43,17 @@ TetMesh parse_gmsh(std::string_view text, const std::string& source = "<msh>");
 // conforming). New nodes follow the old ones, in order of first use.
 TetMesh refine_uniform(const TetMesh& m, const ProgressFn& progress = {});
 
+// A structured mesh of the box [0, nx] x [0, ny] x [z0, z0 + nz] of unit
+// cubes, each cut into Kuhn's six tetrahedra around its diagonal from
+// (0,0,0) to (1,1,1) (conforming, every tetrahedron of volume 1/6). Node
+// (i, j, k) is number i + (nx + 1) * (j + (ny + 1) * (k - z0)), so a slab
+// of a larger box (z0 > 0) numbers its nodes in the larger box's order.
+// For a matrix that grows with the problem the way a structured FEM code's
+// does (the PETSc example's weak scaling assembles each rank's slab).
+// InvalidArgumentError for a non-positive extent or more nodes than 32-bit
+// numbers hold.
+TetMesh box_mesh(ordinal_t nx, ordinal_t ny, ordinal_t nz, ordinal_t z0 = 0);
+
 double tet_volume(const TetMesh& m, std::size_t t);  // signed
 double mesh_volume(const TetMesh& m);                // sum of |volumes|
 
@@ -63,6 +74,22 @@ TetEdges number_edges(const TetMesh& m);
 // 4-point degree-2 rule, exact for its quadratic integrand).
 template <class Scalar>
 HostCsr<Scalar> assemble_laplacian(const TetMesh& m, FemElement e, const ProgressFn& progress = {});
+
+// Rows [first, last) of the stiffness matrix (as assemble_laplacian's) on
+// box_mesh(nx, ny, nz), with the degrees of freedom numbered along the
+// box's grid: P1 the nodes, in box_mesh's order; P2 the points of the
+// half-step grid, (2nx + 1) x (2ny + 1) x (2nz + 1), x fastest (under
+// Kuhn's cut every such point is a node or the midpoint of exactly one
+// edge). Assembled from the slab of cubes that touches those rows alone,
+// in time and memory proportional to them: each rank of a distributed code
+// builds its own rows of a matrix too large for one. The result has
+// last - first rows, every degree of freedom as a column, columns sorted.
+// InvalidArgumentError for a bad box or a range outside [0, dofs],
+// OverflowError where the degrees of freedom pass 32-bit columns.
+std::int64_t box_dofs(ordinal_t nx, ordinal_t ny, ordinal_t nz, FemElement e);
+template <class Scalar>
+HostCsr<Scalar> box_laplacian_rows(ordinal_t nx, ordinal_t ny, ordinal_t nz, FemElement e, std::int64_t first,
+                                   std::int64_t last);
 
 // The `fem:` generator spec: fem:MESH:p1|p2[:refine=R][:order=natural|rcm|
 // scrambled][:seed=S]. MESH is a path, tried as given and then under
