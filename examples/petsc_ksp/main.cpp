@@ -2,10 +2,10 @@
 // matrix.
 //
 //   mpiexec -n 4 build/examples/petsc_ksp/petsc_ksp [-n 48 | -n_per_rank 192]
-//       [-mesh FILE.msh] [-fem_refine 2] [-fem_p1] [-diag_format auto]
-//       [-offdiag_format csr] [-scattered] [-mults 50]
+//       [-mesh FILE.msh] [-fem_refine 2] [-fem_box 40 | -fem_box_per_rank 60] [-fem_p1]
+//       [-diag_format auto[,dia,pellr,...]] [-offdiag_format csr] [-scattered] [-mults 50]
 //       [-kspmv_input aij|aijkokkos|aijcusparse] [-compare_types aijkokkos,aijcusparse]
-//       [-solves 0] [-matrices SPEC,SPEC,...]
+//       [-solves 0] [-matrices SPEC,SPEC,...] [-csv FILE]
 //
 // Two matrices, each distributed over the ranks in contiguous blocks of
 // rows (PETSc's default split), or with -scattered in a random global
@@ -19,6 +19,13 @@
 //     shift (without boundary conditions it is singular). For brevity
 //     every rank assembles the whole matrix (kspmv::fem_matrix) and
 //     inserts its own rows;
+//   - an FEM matrix that grows with the ranks: the same P2 (or P1)
+//     stiffness matrix and shift on a structured box of unit cubes cut
+//     into Kuhn's tetrahedra (kspmv::box_mesh), -fem_box m: m x m x m
+//     cubes, -fem_box_per_rank m: m x m x (m * ranks), each rank
+//     assembling its own rows from the slab of cubes that touches them
+//     (kspmv::box_laplacian_rows; m = 60, P2: 1.8M rows and 50M
+//     nonzeros a rank);
 //   - -matrices: kspmv generator specs (lap3d27:100, powerlaw:2000000:15,
 //     rmat:20:16, ...: the matrices of kspmv_perf's suites), each rank
 //     generating the whole matrix and inserting its own rows; products
@@ -28,7 +35,11 @@
 // iterations, solve time (-solves 0 skips them), and the time per MatMult
 // (timed apart from the solves), and the kspmv matrix's again with each
 // block fenced and timed (MatKspmvSetBlockTimings): its split into halo
-// exchange, diagonal block and off-diagonal block.
+// exchange, diagonal block and off-diagonal block. -diag_format takes a
+// list: one kspmv matrix after another is made from the same AIJ matrix
+// and timed (the solves use the first), so one run finds the best format
+// for the rank's block. -csv FILE appends a row per timed matrix as soon
+// as it is measured (rank 0 writes; a run stopped early keeps its rows).
 //
 // -kspmv_input picks the AIJ type the kspmv matrix is made from, and so
 // its vectors' type: aij (host vectors, staged to kspmv's device when it
@@ -81,8 +92,10 @@ struct Options {
   PetscInt n_per_rank = 0;
   char mesh[PETSC_MAX_PATH_LEN] = KSPMV_EXAMPLE_MESH;
   PetscInt fem_refine = 2;
+  PetscInt fem_box = 0;
+  PetscInt fem_box_per_rank = 0;
   PetscBool fem_p1 = PETSC_FALSE;
-  char diag_format[64] = "auto";
+  char diag_format[256] = "auto";
   char offdiag_format[64] = "csr";
   PetscBool scattered = PETSC_FALSE;
   PetscInt mults = 50;
@@ -90,6 +103,7 @@ struct Options {
   char input[64] = "";
   char compare[256] = "";
   char matrices[1024] = "";
+  char csv[PETSC_MAX_PATH_LEN] = "";
   PetscBool solves = PETSC_TRUE;
 };
 
@@ -231,6 +245,59 @@ PetscErrorCode fem(const Options& o, Mat* A, std::string* name) {
   PetscFunctionReturn(0);
 }
 
+// The FEM stiffness matrix on a structured box of m x m x mz unit cubes
+// (Kuhn's tetrahedra; degrees of freedom along the grid), each rank
+// assembling only its own rows, + 1e-3 x the largest diagonal entry on
+// the diagonal as fem() adds.
+PetscErrorCode fem_box(PetscInt m, PetscInt mz, bool p1, Mat* A) {
+  PetscFunctionBeginUser;
+  const kspmv::FemElement e = p1 ? kspmv::FemElement::P1 : kspmv::FemElement::P2;
+  std::int64_t N64 = 0;
+  kspmv::HostCsr<double> rows;
+  PetscInt n = PETSC_DECIDE, hi = 0, N = 0;
+  try {
+    N64 = kspmv::box_dofs(static_cast<kspmv::ordinal_t>(m), static_cast<kspmv::ordinal_t>(m),
+                          static_cast<kspmv::ordinal_t>(mz), e);
+  } catch (const std::exception& ex) {
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "fem box %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT ": %s",
+            m, m, mz, ex.what());
+  }
+  PetscCheck(N64 <= std::numeric_limits<PetscInt>::max(), PETSC_COMM_WORLD, PETSC_ERR_INT_OVERFLOW,
+             "fem box: %" PetscInt64_FMT " rows do not fit PetscInt (build PETSc with 64-bit indices)", N64);
+  N = static_cast<PetscInt>(N64);
+  // The rows assemble() will give this rank (PETSc's default split).
+  PetscCall(PetscSplitOwnership(PETSC_COMM_WORLD, &n, &N));
+  PetscCallMPI(MPI_Scan(&n, &hi, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+  const PetscInt lo = hi - n;
+  int failed = 0, any_failed = 0;
+  std::string why;
+  try {
+    rows = kspmv::box_laplacian_rows<double>(static_cast<kspmv::ordinal_t>(m), static_cast<kspmv::ordinal_t>(m),
+                                             static_cast<kspmv::ordinal_t>(mz), e, lo, hi);
+  } catch (const std::exception& ex) {
+    failed = 1;
+    why = ex.what();
+  }
+  PetscCallMPI(MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCheck(!any_failed, PETSC_COMM_WORLD, PETSC_ERR_LIB, "fem box: assembly failed on some rank%s%s",
+             why.empty() ? "" : ": ", why.c_str());
+  double dmax = 0, dmax_all = 0;
+  for (kspmv::ordinal_t i = 0; i < rows.nrows; ++i)
+    for (auto k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
+      if (rows.col_idx[k] == lo + i) dmax = std::max(dmax, std::abs(rows.values[k]));
+  PetscCallMPI(MPI_Allreduce(&dmax, &dmax_all, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  for (kspmv::ordinal_t i = 0; i < rows.nrows; ++i)
+    for (auto k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
+      if (rows.col_idx[k] == lo + i) rows.values[k] += 1e-3 * dmax_all;
+  auto row = [&](PetscInt g, std::vector<PetscInt>& cols, std::vector<PetscScalar>& vals) {
+    const auto i = static_cast<std::size_t>(g - lo);
+    cols.assign(rows.col_idx.begin() + rows.row_ptr[i], rows.col_idx.begin() + rows.row_ptr[i + 1]);
+    vals.assign(rows.values.begin() + rows.row_ptr[i], rows.values.begin() + rows.row_ptr[i + 1]);
+  };
+  PetscCall(assemble(N, row, A));
+  PetscFunctionReturn(0);
+}
+
 double max_over_ranks(double v) {
   double m = v;
   MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
@@ -358,86 +425,103 @@ PetscErrorCode as_type(Mat A, const std::string& t, Mat* B) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode run(const Options& o, Mat A, const std::string& name, bool* ok) {
-  Mat K, Ain;
-  Vec x, y, yk, b;
-  PetscInt N, nnz = 0;
-  MatInfo info;
+// One row of -csv: appended by rank 0 as soon as a matrix is timed.
+struct CsvRow {
+  std::string matrix;
+  PetscInt rows = 0, nonzeros = 0;
+  int ranks = 0;
+  std::string runner, diag_formats;
+  double us = 0, fenced_us = 0, exchange_us = 0, diagonal_us = 0, offdiagonal_us = 0;
+  double conversion_ms = 0, refresh_ms = 0;
+  bool ok = true;
+};
+
+PetscErrorCode append_csv(const Options& o, const CsvRow& r) {
+  PetscMPIInt rank;
   PetscFunctionBeginUser;
-  kspmv::Format diag, off;
-  try {
-    diag = kspmv::parse_format(o.diag_format);
-    off = kspmv::parse_format(o.offdiag_format);
-  } catch (const std::exception& e) {
-    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
-  }
-  PetscCall(MatGetSize(A, &N, nullptr));
-  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
-  nnz = static_cast<PetscInt>(info.nz_used);
-  // The kspmv matrix's input: A as -kspmv_input's type; its vectors are
-  // the ones every product and solve below uses.
-  const std::string input = o.input;
-  PetscCall(as_type(A, input, &Ain));
-  PetscCall(kspmv::petsc::MatCreateKspmv(Ain, diag, off, kspmv::ConvertOptions{}, &K));
-  kspmv::Format dgot, ogot;
+  if (!o.csv[0]) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  if (rank != 0) PetscFunctionReturn(0);
+  FILE* f = std::fopen(o.csv, "a");
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "-csv %s: cannot open for appending", o.csv);
+  std::fseek(f, 0, SEEK_END);
+  if (std::ftell(f) == 0)
+    std::fprintf(f, "matrix,rows,nonzeros,ranks,runner,diag_formats,us_per_mult,fenced_us,exchange_us,diagonal_us,"
+                    "offdiagonal_us,conversion_ms,refresh_ms,check\n");
+  std::string formats = r.diag_formats;
+  std::replace(formats.begin(), formats.end(), ',', ';');
+  std::fprintf(f, "\"%s\",%" PetscInt_FMT ",%" PetscInt_FMT ",%d,%s,%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%s\n",
+               r.matrix.c_str(), r.rows, r.nonzeros, r.ranks, r.runner.c_str(), formats.c_str(), r.us, r.fenced_us,
+               r.exchange_us, r.diagonal_us, r.offdiagonal_us, r.conversion_ms, r.refresh_ms, r.ok ? "ok" : "WRONG");
+  std::fclose(f);
+  PetscFunctionReturn(0);
+}
+
+// The kspmv matrix of one diagonal-block format made from Ain: its
+// product checked against yref (Ain's of x), solves (when asked), time per
+// MatMult unfenced and fenced (its split), one refresh; a -csv row.
+PetscErrorCode run_format(const Options& o, Mat Ain, const std::string& name, kspmv::Format diag, kspmv::Format off,
+                          Vec x, Vec yref, bool solves, double t_input, CsvRow row, bool* ok) {
+  Mat K;
+  Vec y, yk, b;
   kspmv::petsc::MultTimings t;
+  kspmv::Format dgot, ogot;
+  PetscFunctionBeginUser;
+  const std::string input = o.input;
+  PetscCall(kspmv::petsc::MatCreateKspmv(Ain, diag, off, kspmv::ConvertOptions{}, &K));
   PetscCall(kspmv::petsc::MatKspmvGetFormats(K, &dgot, &ogot));
   PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &t));
   const std::string dfmt = rank_formats(dgot), ofmt = rank_formats(ogot);
   const double conversion = max_over_ranks(t.conversion);
   VecType vtype = nullptr;
   PetscCall(MatGetVecType(Ain, &vtype));
-
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s: %" PetscInt_FMT " rows, %" PetscInt_FMT " nonzeros, %s rows\n", name.c_str(),
-                        N, nnz, o.scattered ? "scattered (random numbering)" : "contiguous"));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  kspmv: from %s (vectors %s), diagonal blocks %s, off-diagonal blocks %s; conversion %.3f s\n",
-                        input.c_str(), vtype, dfmt.c_str(), ofmt.c_str(), conversion));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "  kspmv (%s): from %s (vectors %s), diagonal blocks %s, off-diagonal blocks %s; conversion %.3f s\n",
+                        kspmv::format_name(diag), input.c_str(), vtype, dfmt.c_str(), ofmt.c_str(), conversion));
 
   // The products agree.
-  PetscCall(MatCreateVecs(Ain, &x, &y));
-  PetscCall(VecDuplicate(y, &yk));
-  PetscCall(VecDuplicate(y, &b));
-  PetscCall(VecSetRandom(x, nullptr));
-  PetscCall(MatMult(Ain, x, y));
+  PetscCall(VecDuplicate(yref, &y));
+  PetscCall(VecDuplicate(yref, &yk));
+  PetscCall(VecDuplicate(yref, &b));
   PetscCall(MatMult(K, x, yk));
   double nd = 0;
-  PetscCall(relative_difference(yk, y, &nd));
+  PetscCall(relative_difference(yk, yref, &nd));
   const bool same = nd <= 1e-12;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatMult: max |y_kspmv - y_%s| / max |y_%s| = %.2e %s\n", input.c_str(),
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    MatMult: max |y_kspmv - y_%s| / max |y_%s| = %.2e %s\n", input.c_str(),
                         input.c_str(), nd, same ? "(ok)" : "(TOO LARGE)"));
   *ok = *ok && same;
 
   // Solves: b = A * ones.
-  if (o.solves) {
-    PetscCall(VecSet(x, 1));
-    PetscCall(MatMult(Ain, x, b));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-11s %10s %12s\n", "solver", "matrix", "iterations", "solve [s]"));
+  if (solves) {
+    Vec ones;
+    PetscCall(VecDuplicate(x, &ones));
+    PetscCall(VecSet(ones, 1));
+    PetscCall(MatMult(Ain, ones, b));
+    PetscCall(VecDestroy(&ones));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-16s %-11s %10s %12s\n", "solver", "matrix", "iterations", "solve [s]"));
     for (KSPType type : {KSPCG, KSPGMRES}) {
       Solve sa, sk;
       PetscCall(solve(Ain, type, b, o.rtol, &sa));
       PetscCall(solve(K, type, b, o.rtol, &sk));
       const std::string solver = std::string(type) + " + jacobi";
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-11s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), input.c_str(),
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-16s %-11s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), input.c_str(),
                             sa.its, sa.seconds, sa.reason > 0 ? "" : " (did not converge)"));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-16s %-11s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), "kspmv", sk.its,
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-16s %-11s %10" PetscInt_FMT " %12.4f%s\n", solver.c_str(), "kspmv", sk.its,
                             sk.seconds, sk.reason > 0 ? "" : " (did not converge)"));
       if (std::string(type) == KSPCG && (sa.reason <= 0 || sk.reason <= 0 || std::abs(sa.its - sk.its) > 1)) {
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  CG: the kspmv matrix's iterations differ from %s's by more than one\n",
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    CG: the kspmv matrix's iterations differ from %s's by more than one\n",
                               input.c_str()));
         *ok = false;
       }
     }
   }
 
-  // Time per MatMult, apart from the solves.
-  double ta, tk;
-  PetscCall(VecSetRandom(x, nullptr));
-  PetscCall(MatMult(Ain, x, yk));  // the reference product of this x
-  PetscCall(time_mult(Ain, x, y, o.mults, &ta));
+  // Time per MatMult, apart from the solves, then its split into the
+  // exchange and the blocks: the same products with each block fenced and
+  // timed (MatKspmvSetBlockTimings).
+  double tk, tfenced;
+  PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
   PetscCall(time_mult(K, x, y, o.mults, &tk));
-  // Its split into the exchange and the blocks: the same products with
-  // each block fenced and timed (MatKspmvSetBlockTimings).
-  double tfenced;
   PetscCall(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_TRUE));
   PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
   PetscCall(time_mult(K, x, y, o.mults, &tfenced));
@@ -451,41 +535,112 @@ PetscErrorCode run(const Options& o, Mat A, const std::string& name, bool* ok) {
   PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &tr));
   const double refresh = max_over_ranks(tr.refresh);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                        "  set-up from %s's %s arrays: conversion %.2f ms = %.0f MatMults, refresh %.3f ms = %.1f MatMults\n",
+                        "    set-up from %s's %s arrays: conversion %.2f ms = %.0f MatMults, refresh %.3f ms = %.1f MatMults\n",
                         input.c_str(), tr.device_input ? "device" : "host", 1e3 * conversion, conversion / tk,
                         1e3 * refresh, refresh / tk));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  time per MatMult (%" PetscInt_FMT " products, slowest rank):\n", o.mults));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-12s %10.1f us\n", input.c_str(), 1e6 * ta));
+  row.runner = "kspmv";
+  row.diag_formats = dfmt;
+  row.us = 1e6 * tk;
+  row.fenced_us = 1e6 * tfenced;
+  row.exchange_us = 1e6 * max_over_ranks(t.exchange / m);
+  row.diagonal_us = 1e6 * max_over_ranks(t.diagonal / m);
+  row.offdiagonal_us = 1e6 * max_over_ranks(t.offdiagonal / m);
+  row.conversion_ms = 1e3 * conversion;
+  row.refresh_ms = 1e3 * refresh;
+  row.ok = same;
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                        "    %-12s %10.1f us  (blocks fenced: %.1f us = exchange %.1f, diagonal %.1f, off-diagonal %.1f us)\n",
-                        "kspmv", 1e6 * tk, 1e6 * tfenced, 1e6 * max_over_ranks(t.exchange / m), 1e6 * max_over_ranks(t.diagonal / m),
-                        1e6 * max_over_ranks(t.offdiagonal / m)));
+                        "    time per MatMult (%" PetscInt_FMT " products, slowest rank): %s %.1f us, kspmv %.1f us = %.2fx"
+                        "  (blocks fenced: %.1f us = exchange %.1f, diagonal %.1f, off-diagonal %.1f us)\n",
+                        o.mults, input.c_str(), 1e6 * t_input, row.us, t_input / tk, row.fenced_us, row.exchange_us,
+                        row.diagonal_us, row.offdiagonal_us));
+  PetscCall(append_csv(o, row));
+  (void)name;
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yk));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&K));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode run(const Options& o, Mat A, const std::string& name, bool* ok) {
+  Mat Ain;
+  Vec x, yref, y;
+  PetscInt N, nnz = 0;
+  MatInfo info;
+  PetscMPIInt size;
+  PetscFunctionBeginUser;
+  std::vector<kspmv::Format> diags;
+  kspmv::Format off;
+  try {
+    for (const std::string& f : split_list(o.diag_format)) diags.push_back(kspmv::parse_format(f));
+    off = kspmv::parse_format(o.offdiag_format);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
+  }
+  PetscCheck(!diags.empty(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-diag_format names no format");
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(MatGetSize(A, &N, nullptr));
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+  nnz = static_cast<PetscInt>(info.nz_used);
+  // The kspmv matrices' input: A as -kspmv_input's type; its vectors are
+  // the ones every product and solve below uses.
+  const std::string input = o.input;
+  PetscCall(as_type(A, input, &Ain));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%s: %" PetscInt_FMT " rows, %" PetscInt_FMT " nonzeros, %s rows\n", name.c_str(),
+                        N, nnz, o.scattered ? "scattered (random numbering)" : "contiguous"));
+  CsvRow row;
+  row.matrix = name;
+  row.rows = N;
+  row.nonzeros = nnz;
+  row.ranks = size;
+
+  // The reference product and the input type's own time per MatMult.
+  PetscCall(MatCreateVecs(Ain, &x, &yref));
+  PetscCall(VecDuplicate(yref, &y));
+  PetscCall(VecSetRandom(x, nullptr));
+  PetscCall(MatMult(Ain, x, yref));
+  double ta;
+  PetscCall(time_mult(Ain, x, y, o.mults, &ta));
+  for (std::size_t i = 0; i < diags.size(); ++i)
+    PetscCall(run_format(o, Ain, name, diags[i], off, x, yref, o.solves && i == 0, ta, row, ok));
+  {
+    CsvRow r = row;
+    r.runner = input;
+    r.us = 1e6 * ta;
+    PetscCall(append_csv(o, r));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  time per MatMult (%" PetscInt_FMT " products, slowest rank):\n    %-12s %10.1f us\n",
+                        o.mults, input.c_str(), 1e6 * ta));
   // PETSc's own products of other types, on the same x.
   for (const std::string& type : split_list(o.compare)) {
     if (type == input) continue;
     Mat B;
     Vec xb, yb;
     double tb, db;
+    VecType vtype = nullptr;
     PetscCall(as_type(A, type, &B));
     PetscCall(MatCreateVecs(B, &xb, &yb));
     PetscCall(copy_values(x, xb));
     PetscCall(MatMult(B, xb, yb));
-    PetscCall(relative_difference(yb, yk, &db));
+    PetscCall(relative_difference(yb, yref, &db));
     PetscCall(time_mult(B, xb, yb, o.mults, &tb));
     PetscCall(MatGetVecType(B, &vtype));
     const bool bsame = db <= 1e-12;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    %-12s %10.1f us  (vectors %s; max |y - y_%s| / max |y_%s| = %.2e%s)\n",
                           type.c_str(), 1e6 * tb, vtype, input.c_str(), input.c_str(), db, bsame ? "" : " TOO LARGE"));
     *ok = *ok && bsame;
+    CsvRow r = row;
+    r.runner = type;
+    r.us = 1e6 * tb;
+    r.ok = bsame;
+    PetscCall(append_csv(o, r));
     PetscCall(VecDestroy(&xb));
     PetscCall(VecDestroy(&yb));
     PetscCall(MatDestroy(&B));
   }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
-  PetscCall(VecDestroy(&yk));
-  PetscCall(VecDestroy(&b));
-  PetscCall(MatDestroy(&K));
+  PetscCall(VecDestroy(&yref));
   PetscCall(MatDestroy(&Ain));
   PetscFunctionReturn(0);
 }
@@ -507,8 +662,12 @@ int main(int argc, char** argv) {
                                sizeof(o.mesh), nullptr));
   PetscCall(PetscOptionsInt("-fem_refine", "FEM: uniform refinements of the mesh", nullptr, o.fem_refine, &o.fem_refine,
                             nullptr));
+  PetscCall(PetscOptionsInt("-fem_box", "FEM on a structured box of m x m x m unit cubes (0: none)", nullptr, o.fem_box,
+                            &o.fem_box, nullptr));
+  PetscCall(PetscOptionsInt("-fem_box_per_rank", "FEM box for weak scaling: m x m x (m * ranks) cubes (replaces -fem_box)",
+                            nullptr, o.fem_box_per_rank, &o.fem_box_per_rank, nullptr));
   PetscCall(PetscOptionsBool("-fem_p1", "FEM: P1 elements (default P2)", nullptr, o.fem_p1, &o.fem_p1, nullptr));
-  PetscCall(PetscOptionsString("-diag_format", "kspmv format of the diagonal blocks", nullptr, o.diag_format,
+  PetscCall(PetscOptionsString("-diag_format", "kspmv format(s) of the diagonal blocks, comma-separated: each is timed", nullptr, o.diag_format,
                                o.diag_format, sizeof(o.diag_format), nullptr));
   PetscCall(PetscOptionsString("-offdiag_format", "kspmv format of the off-diagonal blocks", nullptr, o.offdiag_format,
                                o.offdiag_format, sizeof(o.offdiag_format), nullptr));
@@ -524,6 +683,8 @@ int main(int argc, char** argv) {
   PetscCall(PetscOptionsBool("-solves", "run the KSP solves (CG, GMRES)", nullptr, o.solves, &o.solves, nullptr));
   PetscCall(PetscOptionsString("-matrices", "generated matrices, comma-separated kspmv specs (lap3d27:100,powerlaw:2000000:15,...)",
                                nullptr, o.matrices, o.matrices, sizeof(o.matrices), nullptr));
+  PetscCall(PetscOptionsString("-csv", "append a row per timed matrix to this CSV file", nullptr, o.csv, o.csv, sizeof(o.csv),
+                               nullptr));
   PetscOptionsEnd();
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_ksp: %d MPI ranks; kspmv diagonal blocks %s, off-diagonal blocks %s, input %s\n",
@@ -541,6 +702,18 @@ int main(int argc, char** argv) {
   } else if (o.n > 0) {
     PetscCall(laplacian3d(o.n, o.n, o.n, o.scattered, &A));
     PetscCall(run(o, A, "lap3d " + std::to_string(o.n) + "^3", &ok));
+    PetscCall(MatDestroy(&A));
+  }
+  if (o.fem_box_per_rank > 0 || o.fem_box > 0) {
+    PetscCheck(!o.scattered, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP,
+               "-scattered applies to -n, -mesh and -matrices, not to the FEM box (each rank assembles its own slab)");
+    const PetscInt m = o.fem_box_per_rank > 0 ? o.fem_box_per_rank : o.fem_box;
+    const PetscInt mz = o.fem_box_per_rank > 0 ? m * size : m;
+    PetscCall(fem_box(m, mz, o.fem_p1, &A));
+    std::string name = std::string("fem box ") + (o.fem_p1 ? "P1 " : "P2 ") + std::to_string(m) + "x" + std::to_string(m) +
+                       "x" + std::to_string(mz) + " cubes";
+    if (o.fem_box_per_rank > 0) name += " (" + std::to_string(m) + "^3 cubes a rank)";
+    PetscCall(run(o, A, name, &ok));
     PetscCall(MatDestroy(&A));
   }
   if (o.mesh[0]) {
