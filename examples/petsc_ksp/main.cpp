@@ -3,7 +3,7 @@
 //
 //   mpiexec -n 4 build/examples/petsc_ksp/petsc_ksp [-n 48 | -n_per_rank 192]
 //       [-mesh FILE.msh] [-fem_refine 2] [-fem_box 40 | -fem_box_per_rank 60] [-fem_p1]
-//       [-diag_format auto[,dia,pellr,...]] [-offdiag_format csr] [-scattered] [-mults 50]
+//       [-diag_format auto[,dia,pellr,...]] [-offdiag_format auto] [-scattered] [-mults 50]
 //       [-kspmv_input aij|aijkokkos|aijcusparse] [-compare_types aijkokkos,aijcusparse]
 //       [-solves 0] [-matrices SPEC,SPEC,...] [-csv FILE]
 //
@@ -96,7 +96,7 @@ struct Options {
   PetscInt fem_box_per_rank = 0;
   PetscBool fem_p1 = PETSC_FALSE;
   char diag_format[256] = "auto";
-  char offdiag_format[64] = "csr";
+  char offdiag_format[64] = "auto";
   PetscBool scattered = PETSC_FALSE;
   PetscInt mults = 50;
   PetscReal rtol = 1e-8;

@@ -158,7 +158,8 @@ struct Context {
   Mat aij = nullptr;      // referenced: MatKspmvRefresh re-reads its values
   bool mpi = false;       // MATMPIAIJ family (else MATSEQAIJ: all diagonal block)
   PetscInt rstart = 0, cstart = 0, cend = 0;
-  kspmv::Format diag_asked = kspmv::Format::Auto, off_asked = kspmv::Format::Csr;
+  kspmv::Format diag_asked = kspmv::Format::Auto, off_asked = kspmv::Format::Auto;
+  kspmv::Format off_format = kspmv::Format::Csr;  // off_asked, auto resolved (offdiag_pick)
   kspmv::ConvertOptions options;    // MatDuplicate converts again with them
   Block diag, off;
   std::vector<PetscInt> garray;     // ghost column j of the off-diagonal block is global column garray[j]
@@ -713,6 +714,7 @@ std::string describe(const Block& b, kspmv::Format asked) {
   if (b.m.empty()) return s + "empty (no kspmv matrix)";
   s += b.m.name();
   if (b.m.auto_picked()) s += " (auto: the model's pick)";
+  else if (asked == kspmv::Format::Auto) s += " (auto: by the rows holding ghost columns)";
   else if (asked != b.m.format()) s += std::string(" (asked ") + kspmv::format_name(asked) + ")";
   return s;
 }
@@ -741,6 +743,7 @@ PetscErrorCode view_op(Mat K, PetscViewer viewer) {
 
 bool offdiag_format_allowed(kspmv::Format f) {
   switch (f) {
+    case kspmv::Format::Auto:
     case kspmv::Format::Csr:
     case kspmv::Format::CsrScalar:
     case kspmv::Format::CsrVector:
@@ -749,6 +752,20 @@ bool offdiag_format_allowed(kspmv::Format f) {
     case kspmv::Format::Coo: return true;
     default: return false;
   }
+}
+
+// The off-diagonal block's format for Format::Auto. Its rows are all of
+// the rank's rows, but only those next to another rank's have entries (a
+// few per cent on a partitioned mesh or grid). A CSR kernel visits every
+// row (its offsets, and y read and written: about 20 bytes a row), COO
+// only its entries (a row index beside each: about 16 bytes an entry and
+// 16 a row it touches, y of the other rows untouched when beta is 1, as
+// the block's product is). So COO where 4 nnz + 16 nonempty < 20 rows, a
+// CSR where most rows hold ghost columns.
+kspmv::Format offdiag_pick(kspmv::Format asked, PetscInt nrows, PetscInt nonempty, PetscInt nnz) {
+  if (asked != kspmv::Format::Auto) return asked;
+  const double coo_bytes = 4.0 * double(nnz) + 16.0 * double(nonempty), csr_bytes = 20.0 * double(nrows);
+  return nrows > 0 && coo_bytes < csr_bytes ? kspmv::Format::Coo : kspmv::Format::Csr;
 }
 
 using DeviceIndices = Kokkos::View<const PetscInt*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -830,10 +847,18 @@ PetscErrorCode build_local_on_device(Context& c, const Blocks& b, const kspmv::C
                                       DeviceIndices(a.ja, static_cast<std::size_t>(a.nnz)),
                                       DeviceValues(a.a, static_cast<std::size_t>(a.nnz)), f, opt);
   };
+  PetscInt nonempty = 0;
+  if (b.ao && c.off_asked == kspmv::Format::Auto) {
+    const DeviceIndices ia(o.ia, static_cast<std::size_t>(o.n) + 1);
+    Kokkos::parallel_reduce(
+        "kspmv::petsc::offdiag_rows", Kokkos::RangePolicy<Exec>(0, o.n),
+        KOKKOS_LAMBDA(const PetscInt i, PetscInt& count) { count += ia(i + 1) > ia(i) ? 1 : 0; }, nonempty);
+  }
+  c.off_format = offdiag_pick(c.off_asked, c.off.nrows, nonempty, c.off.nnz);
   const std::string dname = std::string("diagonal block (") + kspmv::format_name(c.diag_asked) + ")";
-  const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_asked) + ")";
+  const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_format) + ")";
   if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = convert(d, c.diag_asked); });
-  if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = convert(o, c.off_asked); });
+  if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = convert(o, c.off_format); });
   c.timings.conversion = c.diag.m.conversion_seconds() + c.off.m.conversion_seconds();
   c.timings.device_input = true;
   PetscFunctionReturn(0);
@@ -865,10 +890,13 @@ PetscErrorCode build_local(Context& c, const Blocks& b, const kspmv::ConvertOpti
   c.off.nrows = b.ao ? ho.nrows : hd.nrows;
   c.off.ncols = b.ao ? ho.ncols : 0;
   c.off.nnz = b.ao ? ho.nnz() : 0;
+  PetscInt nonempty = 0;
+  for (kspmv::ordinal_t i = 0; i < ho.nrows; ++i) nonempty += ho.row_ptr[i + 1] > ho.row_ptr[i] ? 1 : 0;
+  c.off_format = offdiag_pick(c.off_asked, c.off.nrows, nonempty, c.off.nnz);
   const std::string dname = std::string("diagonal block (") + kspmv::format_name(c.diag_asked) + ")";
-  const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_asked) + ")";
+  const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_format) + ")";
   if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = KMatrix::convert(hd, c.diag_asked, opt); });
-  if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = KMatrix::convert(ho, c.off_asked, opt); });
+  if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = KMatrix::convert(ho, c.off_format, opt); });
   c.timings.conversion = c.diag.m.conversion_seconds() + c.off.m.conversion_seconds();
   PetscFunctionReturn(0);
 }
@@ -967,8 +995,8 @@ PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format 
   MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(aij));
   PetscCall(check_aij(aij, &mpi));
   PetscCheck(offdiag_format_allowed(offdiag_format), comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "kspmv::petsc: the off-diagonal block cannot be %s; it takes csr, csr-scalar, csr-vector, csr-adaptive, "
-             "kk-crs or coo",
+             "kspmv::petsc: the off-diagonal block cannot be %s; it takes auto, csr, csr-scalar, csr-vector, "
+             "csr-adaptive, kk-crs or coo",
              kspmv::format_name(offdiag_format));
   PetscCheck(options.output_order == kspmv::OutputOrder::Caller, comm, PETSC_ERR_ARG_WRONG,
              "kspmv::petsc: ConvertOptions::output_order must be OutputOrder::Caller (PETSc's vectors are in the "
@@ -1020,7 +1048,7 @@ PetscErrorCode duplicate_op(Mat K, MatDuplicateOption op, Mat* M) {
 
 PetscErrorCode MatCreateKspmv(Mat aij, Mat* out) {
   PetscFunctionBegin;
-  PetscCall(MatCreateKspmv(aij, kspmv::Format::Auto, kspmv::Format::Csr, kspmv::ConvertOptions{}, out));
+  PetscCall(MatCreateKspmv(aij, kspmv::Format::Auto, kspmv::Format::Auto, kspmv::ConvertOptions{}, out));
   PetscFunctionReturn(0);
 }
 
@@ -1039,7 +1067,7 @@ PetscErrorCode MatKspmvGetFormats(Mat K, kspmv::Format* diag, kspmv::Format* off
   PetscFunctionBegin;
   PetscCall(get_context(K, &c));
   if (diag) *diag = c->diag.m.empty() ? c->diag_asked : c->diag.m.format();
-  if (offdiag) *offdiag = c->off.m.empty() ? c->off_asked : c->off.m.format();
+  if (offdiag) *offdiag = c->off.m.empty() ? c->off_format : c->off.m.format();
   PetscFunctionReturn(0);
 }
 

@@ -2,7 +2,7 @@
 //
 //   Mat A;                         // assembled MATAIJ (MATSEQAIJ or MATMPIAIJ, or a subtype)
 //   Mat K;
-//   PetscCall(kspmv::petsc::MatCreateKspmv(A, kspmv::Format::Auto, kspmv::Format::Csr, {}, &K));
+//   PetscCall(kspmv::petsc::MatCreateKspmv(A, &K));   // or (A, diag_format, offdiag_format, options, &K)
 //   PetscCall(KSPSetOperators(ksp, K, K));   // CG, GMRES, Jacobi...
 //   ...                                       // new values assembled into A, same pattern:
 //   PetscCall(kspmv::petsc::MatKspmvRefresh(K));
@@ -13,9 +13,10 @@
 // rank owns: square where rows and columns are laid out alike, so every
 // format may hold it, PKT and EHYB included) and the off-diagonal block
 // (the ghost columns, numbered by the ones used: a CSR-family format or
-// COO). MatMult starts the halo exchange (a VecScatter from x to a ghost
-// vector, PETSc's own), applies the diagonal block while it is in flight,
-// then adds the off-diagonal block. K supports MatMult, MatGetDiagonal
+// COO, by default COO where few rows hold ghost columns). MatMult starts
+// the halo exchange (a VecScatter from x to a ghost vector, PETSc's own),
+// applies the diagonal block while it is in flight, then adds the
+// off-diagonal block. K supports MatMult, MatGetDiagonal
 // (for Jacobi), MatView, MatDuplicate (MAT_COPY_VALUES: converted again
 // from the AIJ matrix's current values) and, as every MATSHELL does,
 // MatMultAdd (MatMult, then VecAXPY), MatScale and MatShift, and
@@ -61,15 +62,16 @@ namespace kspmv::petsc {
 // communicator). The diagonal block is converted to `diag_format` (any
 // format, or Format::Auto: the performance model's pick for this rank's
 // block), the off-diagonal block to `offdiag_format` (csr, csr-scalar,
-// csr-vector, csr-adaptive, kk-crs or coo). `options` go to both
+// csr-vector, csr-adaptive, kk-crs or coo; or Format::Auto: coo where few
+// of the rank's rows hold ghost columns, as on a partitioned mesh, so the
+// block's product touches only those rows; csr where most do). `options` go to both
 // conversions; options.output_order must be OutputOrder::Caller, and
 // options.value_map (on by default) is what MatKspmvRefresh() needs.
 // K keeps a reference to `aij` (to re-read its values), released by
 // MatDestroy(&K).
 PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format offdiag_format,
                               const kspmv::ConvertOptions& options, Mat* out);
-// The defaults: the model's pick for the diagonal block, CSR for the
-// off-diagonal block, default options.
+// The defaults: Format::Auto for both blocks, default options.
 PetscErrorCode MatCreateKspmv(Mat aij, Mat* out);
 
 // Re-reads the values of the AIJ matrix K was created from (re-assembled
