@@ -11,7 +11,8 @@
 #   RANK_COUNTS  e.g. "1 2 4" (default: 1, then doubling up to the GPUs
 #                nvidia-smi lists)
 #
-# Runs, each at every rank count:
+# Runs, each at every rank count (sizes from LAP_PER_RANK, FEM_PER_RANK,
+# LAP_STRONG where set):
 #   weak   lap3d  -n_per_rank 192       (7.1M rows, 49.5M nonzeros a rank)
 #   weak   FEM P2 -fem_box_per_rank 60  (1.8M rows, 50M nonzeros a rank)
 #   strong lap3d  -n 256                (16.8M rows, 117M nonzeros in all)
@@ -21,11 +22,13 @@
 # (-solves 0). Set MPIEXEC (default mpiexec) and MPIEXEC_FLAGS as your MPI
 # needs; PETSC_OPTIONS passes PETSc options to every run (for an MPI that
 # is not GPU-aware: -use_gpu_aware_mpi 0). Each rank sees one GPU
-# (CUDA_VISIBLE_DEVICES from its node-local rank: Open MPI, MPICH or Slurm).
+# (CUDA_VISIBLE_DEVICES from its node-local rank: Open MPI, MPICH or Slurm;
+# ranks past the GPU count share them round robin).
 set -uo pipefail
 exe=${1:?petsc_ksp binary}
 out=${2:?output folder}
 gpus=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
+export KSPMV_SCALING_GPUS=$((gpus > 0 ? gpus : 1))
 counts=${3:-}
 if [[ -z $counts ]]; then
   counts=1
@@ -44,7 +47,7 @@ bind=$out/bind_gpu.sh
 cat >"$bind" <<'EOF'
 #!/usr/bin/env bash
 local_rank=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${SLURM_LOCALID:-0}}}
-export CUDA_VISIBLE_DEVICES=$local_rank
+export CUDA_VISIBLE_DEVICES=$((local_rank % ${KSPMV_SCALING_GPUS:-1}))
 exec "$@"
 EOF
 chmod +x "$bind"
@@ -56,16 +59,16 @@ run() {  # name ranks options...
   local log=$out/$name-np$np.log
   echo "== $name, $np rank(s): $*" | tee "$log"
   local t0=$SECONDS
-  "$mpiexec" -n "$np" "${mpiflags[@]}" "$bind" "$exe" "$@" "${common[@]}" "${extra[@]}" >>"$log" 2>&1
+  "$mpiexec" -n "$np" "${mpiflags[@]}" "$bind" "$exe" -n 0 -mesh "" "$@" "${common[@]}" "${extra[@]}" >>"$log" 2>&1
   local rc=$?
   echo "   exit $rc after $((SECONDS - t0)) s" | tee -a "$log"
   grep -E "^(lap3d|fem)|kspmv \(|time per MatMult|aijkokkos|aijcusparse|TOO LARGE|check:|rror" "$log" | head -40
 }
 
 for np in $counts; do
-  run weak-lap3d "$np" -n_per_rank 192 -diag_format auto,dia,csr-vector
-  run weak-fem-p2 "$np" -fem_box_per_rank 60 -diag_format auto,pellr,csr-vector,ehyb
-  run strong-lap3d "$np" -n 256 -diag_format auto,dia
+  run weak-lap3d "$np" -n_per_rank "${LAP_PER_RANK:-192}" -diag_format auto,dia,csr-vector
+  run weak-fem-p2 "$np" -fem_box_per_rank "${FEM_PER_RANK:-60}" -diag_format auto,pellr,csr-vector,ehyb
+  run strong-lap3d "$np" -n "${LAP_STRONG:-256}" -diag_format auto,dia
 done
 echo "== rows in $csv:"
 cat "$csv"

@@ -538,7 +538,7 @@ PetscErrorCode run_format(const Options& o, Mat Ain, const std::string& name, ks
                         "    set-up from %s's %s arrays: conversion %.2f ms = %.0f MatMults, refresh %.3f ms = %.1f MatMults\n",
                         input.c_str(), tr.device_input ? "device" : "host", 1e3 * conversion, conversion / tk,
                         1e3 * refresh, refresh / tk));
-  row.runner = "kspmv";
+  row.runner = std::string("kspmv:") + kspmv::format_name(diag);  // as asked; diag_formats: what each rank holds
   row.diag_formats = dfmt;
   row.us = 1e6 * tk;
   row.fenced_us = 1e6 * tfenced;
