@@ -95,11 +95,7 @@ class ValueMap {
       throw Error(ErrorCode::InvalidArgument, std::string(format) + ": more value views than a value map holds");
     ValueMap m;
     m.nnz_ = nnz;
-    std::int64_t slots = 0;
-    for (const auto& v : views) {
-      m.starts_.push_back(slots);
-      slots += static_cast<std::int64_t>(v.extent(0));
-    }
+    const std::int64_t slots = m.set_starts(views);
     if (slots > std::numeric_limits<int>::max())
       throw FormatCannotHoldError(std::string(format) + ": " + std::to_string(slots) +
                                   " value slots exceed the value map's 32-bit slot indices");
@@ -264,11 +260,7 @@ class ValueMap {
   static ValueMap from_slots(std::int64_t nnz, const views_type& views, Kokkos::View<int*, memory_space> slot) {
     ValueMap m;
     m.nnz_ = nnz;
-    std::int64_t slots = 0;
-    for (const auto& v : views) {
-      m.starts_.push_back(slots);
-      slots += static_cast<std::int64_t>(v.extent(0));
-    }
+    m.set_starts(views);
     m.slot_ = slot;
     m.valid_ = true;
     return m;
@@ -293,6 +285,16 @@ class ValueMap {
   std::int64_t nnz() const { return nnz_; }
 
  private:
+  // Each view's first slot, the views taken as one concatenated array;
+  // returns the slots in all.
+  std::int64_t set_starts(const views_type& views) {
+    std::int64_t slots = 0;
+    for (const auto& v : views) {
+      starts_.push_back(slots);
+      slots += static_cast<std::int64_t>(v.extent(0));
+    }
+    return slots;
+  }
   void require_slots(const char* what) const {
     if (rows_) throw Error(ErrorCode::InvalidArgument, std::string("value map ") + what + ": a map by rows needs its format's slot walk");
   }

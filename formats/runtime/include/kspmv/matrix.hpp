@@ -212,29 +212,26 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   std::string apply_region = std::string("kspmv::apply ") + F::format_name;
   explicit FormatHolder(F&& x, ValueMap<Scalar, ExecSpace> m = {}) : f(std::move(x)), map(std::move(m)) {}
   const ValueMap<Scalar, ExecSpace>& value_map() const override { return map; }
-  void scatter_values(const ExecSpace& space, const typename base::const_vector_type& values) const override {
+  // A format whose map walks its rows (map.by_rows()) applies `Op` (built
+  // from the concatenated slots and `vec`) entry by entry along its slot
+  // walk; false where the map keeps a slot a nonzero instead.
+  template <template <class, class> class Op, class Vec>
+  bool walk_rows(const ExecSpace& space, const char* label, const Vec& vec) const {
     if constexpr (has_slot_walk<F>::value) {
       if (map.by_rows()) {
         using S = typename ValueMap<Scalar, ExecSpace>::Slots;
         const S slots = concatenated_slots<Scalar, ExecSpace>(value_views(f));
-        walk_slots(space, "kspmv::value_map::refresh_rows", map.plan(), slot_walk(f, map.row_ptr()),
-                   StoreAtSlot<S, typename base::const_vector_type>{slots, values});
-        return;
+        walk_slots(space, label, map.plan(), slot_walk(f, map.row_ptr()), Op<S, Vec>{slots, vec});
+        return true;
       }
     }
-    map.scatter(space, values, value_views(f));
+    return false;
+  }
+  void scatter_values(const ExecSpace& space, const typename base::const_vector_type& values) const override {
+    if (!walk_rows<StoreAtSlot>(space, "kspmv::value_map::refresh_rows", values)) map.scatter(space, values, value_views(f));
   }
   void gather_values(const ExecSpace& space, const typename base::vector_type& out) const override {
-    if constexpr (has_slot_walk<F>::value) {
-      if (map.by_rows()) {
-        using S = typename ValueMap<Scalar, ExecSpace>::Slots;
-        const S slots = concatenated_slots<Scalar, ExecSpace>(value_views(f));
-        walk_slots(space, "kspmv::value_map::gather_rows", map.plan(), slot_walk(f, map.row_ptr()),
-                   LoadFromSlot<S, typename base::vector_type>{slots, out});
-        return;
-      }
-    }
-    map.gather(space, value_views(f), out);
+    if (!walk_rows<LoadFromSlot>(space, "kspmv::value_map::gather_rows", out)) map.gather(space, value_views(f), out);
   }
   ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space) const override {
     if constexpr (has_slot_walk<F>::value) {
