@@ -11,8 +11,9 @@
 #   RANK_COUNTS  e.g. "1 2 4" (default: 1, then doubling up to the GPUs
 #                nvidia-smi lists)
 #
-# Runs, each at every rank count (sizes from LAP_PER_RANK, FEM_PER_RANK,
-# LAP_STRONG where set):
+# Runs, each at every rank count (SCALING_RUNS picks some; sizes from
+# LAP_PER_RANK, FEM_PER_RANK, LAP_STRONG, formats from LAP_FORMATS and
+# FEM_FORMATS where set; SCALING_CSV names the CSV file):
 #   weak   lap3d  -n_per_rank 192       (7.1M rows, 49.5M nonzeros a rank)
 #   weak   FEM P2 -fem_box_per_rank 60  (1.8M rows, 50M nonzeros a rank)
 #   strong lap3d  -n 256                (16.8M rows, 117M nonzeros in all)
@@ -37,7 +38,8 @@ fi
 shift $(($# < 3 ? $# : 3))
 extra=("$@")
 mkdir -p "$out"
-csv=$out/scaling.csv
+csv=${SCALING_CSV:-$out/scaling.csv}
+runs=" ${SCALING_RUNS:-weak-lap3d weak-fem-p2 strong-lap3d} "
 mpiexec=${MPIEXEC:-mpiexec}
 # shellcheck disable=SC2206
 mpiflags=(${MPIEXEC_FLAGS:-})
@@ -56,6 +58,7 @@ common=(-solves 0 -mults 200 -kspmv_input aijkokkos -compare_types aijcusparse -
 run() {  # name ranks options...
   local name=$1 np=$2
   shift 2
+  [[ $runs == *" $name "* ]] || return 0
   local log=$out/$name-np$np.log
   echo "== $name, $np rank(s): $*" | tee "$log"
   local t0=$SECONDS
@@ -66,9 +69,9 @@ run() {  # name ranks options...
 }
 
 for np in $counts; do
-  run weak-lap3d "$np" -n_per_rank "${LAP_PER_RANK:-192}" -diag_format auto,dia,csr-vector
-  run weak-fem-p2 "$np" -fem_box_per_rank "${FEM_PER_RANK:-60}" -diag_format auto,pellr,csr-vector,ehyb
-  run strong-lap3d "$np" -n "${LAP_STRONG:-256}" -diag_format auto,dia
+  run weak-lap3d "$np" -n_per_rank "${LAP_PER_RANK:-192}" -diag_format "${LAP_FORMATS:-auto,dia,csr-vector}"
+  run weak-fem-p2 "$np" -fem_box_per_rank "${FEM_PER_RANK:-60}" -diag_format "${FEM_FORMATS:-auto,pellr,ehyb}"
+  run strong-lap3d "$np" -n "${LAP_STRONG:-256}" -diag_format "${LAP_FORMATS:-auto,dia}"
 done
 echo "== rows in $csv:"
 cat "$csv"
