@@ -24,7 +24,10 @@
 # needs; PETSC_OPTIONS passes PETSc options to every run (for an MPI that
 # is not GPU-aware: -use_gpu_aware_mpi 0). Each rank sees one GPU
 # (CUDA_VISIBLE_DEVICES from its node-local rank: Open MPI, MPICH or Slurm;
-# ranks past the GPU count share them round robin).
+# ranks past the GPU count share them round robin). A CUDA-aware MPI that
+# moves device buffers by CUDA IPC needs every GPU visible to every rank:
+# KSPMV_SCALING_BIND=petsc leaves them all visible and PETSc (which sets
+# up Kokkos for kspmv) takes GPU rank % GPUs.
 set -uo pipefail
 exe=${1:?petsc_ksp binary}
 out=${2:?output folder}
@@ -48,8 +51,10 @@ mpiflags=(${MPIEXEC_FLAGS:-})
 bind=$out/bind_gpu.sh
 cat >"$bind" <<'EOF'
 #!/usr/bin/env bash
-local_rank=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${SLURM_LOCALID:-0}}}
-export CUDA_VISIBLE_DEVICES=$((local_rank % ${KSPMV_SCALING_GPUS:-1}))
+if [ "${KSPMV_SCALING_BIND:-}" != petsc ]; then
+  local_rank=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${SLURM_LOCALID:-0}}}
+  export CUDA_VISIBLE_DEVICES=$((local_rank % ${KSPMV_SCALING_GPUS:-1}))
+fi
 exec "$@"
 EOF
 chmod +x "$bind"
