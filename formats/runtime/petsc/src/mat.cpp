@@ -182,6 +182,7 @@ struct Context {
   DeviceVector x_stage, g_stage, y_stage;  // only off the host
   MultTimings timings;
   bool block_timings = false;  // MatKspmvSetBlockTimings: fence and time each block
+  bool diagonal_first = false;  // MatKspmvSetDiagonalFirst: the diagonal block before the exchange
 
   ~Context() {
     // Errors on the way out cannot be reported from a destructor.
@@ -580,12 +581,18 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   PetscFunctionBegin;
   PetscCall(check_local_size(x, c.diag.ncols, "x"));
   PetscCall(check_local_size(y, c.diag.nrows, "y"));
-  if (c.scatter) {
-    t.reset();
-    PetscCall(VecScatterBegin(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
-    c.timings.exchange += t.seconds();
-  }
-  // The diagonal block while the ghost values are in flight.
+  auto begin_exchange = [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    if (c.scatter) {
+      t.reset();
+      PetscCall(VecScatterBegin(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
+      c.timings.exchange += t.seconds();
+    }
+    PetscFunctionReturn(0);
+  };
+  // By default the exchange starts first and the diagonal block runs while
+  // the ghost values are in flight; diagonal_first queues the block first.
+  if (!c.diagonal_first) PetscCall(begin_exchange());
   if (c.diag.m.empty()) {
     PetscCall(VecSet(y, 0));
   } else {
@@ -600,6 +607,7 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
     if (fence) c.timings.diagonal += t.seconds();
     PetscCall(xa.restore());
   }
+  if (c.diagonal_first) PetscCall(begin_exchange());
   if (c.scatter) {
     t.reset();
     PetscCall(VecScatterEnd(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
@@ -1013,6 +1021,13 @@ PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format 
   c->diag_asked = diag_format;
   c->off_asked = offdiag_format;
   c->options = options;
+  {
+    // The options database may set the order of MatMult's work for every
+    // kspmv matrix: -mat_kspmv_diagonal_first (MatKspmvSetDiagonalFirst).
+    PetscBool first = PETSC_FALSE, set = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-mat_kspmv_diagonal_first", &first, &set));
+    if (set) c->diagonal_first = first == PETSC_TRUE;
+  }
   PetscCall(MatGetOwnershipRange(aij, &c->rstart, nullptr));
   PetscCall(MatGetOwnershipRangeColumn(aij, &c->cstart, &c->cend));
   PetscCall(MatGetNonzeroState(aij, &c->nonzero_state));
@@ -1085,6 +1100,14 @@ PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on) {
   PetscFunctionBegin;
   PetscCall(get_context(K, &c));
   c->block_timings = on == PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatKspmvSetDiagonalFirst(Mat K, PetscBool on) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  c->diagonal_first = on == PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
