@@ -226,6 +226,26 @@ TEST(Fem, SpecErrors) {
   EXPECT_THROW(generate<double>("fem:" + mesh + ":p1:colour=red"), ParseError);
   EXPECT_THROW(generate<double>("fem:/no/such/mesh.msh:p1"), IoError);
   EXPECT_TRUE(is_generator_spec("fem:x.msh:p1"));
+  for (const char* bad : {"fem:box=3x2:p1", "fem:box=3x2x0:p1", "fem:box=3x-2x4:p2", "fem:box=3x2x4x5:p1", "fem:box=3x2x4:p2:refine=1",
+                          "fem:box=axbxc:p1"})
+    EXPECT_THROW(generate<double>(bad), ParseError) << bad;
+}
+
+// fem:box= is the box's stiffness matrix in grid order, or a symmetric
+// permutation of it.
+TEST(Fem, BoxSpecIsTheBoxInGridOrder) {
+  for (FemElement e : {FemElement::P1, FemElement::P2}) {
+    const std::string el = e == FemElement::P1 ? "p1" : "p2";
+    const auto a = generate<double>("fem:box=3x2x4:" + el);
+    const auto b = box_laplacian_rows<double>(3, 2, 4, e, 0, box_dofs(3, 2, 4, e));
+    EXPECT_EQ(a.row_ptr, b.row_ptr);
+    EXPECT_EQ(a.col_idx, b.col_idx);
+    EXPECT_EQ(a.values, b.values);
+    const auto s = generate<double>("fem:box=3x2x4:" + el + ":order=scrambled:seed=4");
+    EXPECT_EQ(s.nrows, a.nrows);
+    EXPECT_EQ(s.nnz(), a.nnz());
+    EXPECT_NE(s.col_idx, a.col_idx);
+  }
 }
 
 TEST(Fem, BoxMeshFillsTheBoxConformingly) {

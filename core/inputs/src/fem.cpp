@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <charconv>
@@ -520,7 +521,7 @@ HostCsr<Scalar> box_laplacian_rows(ordinal_t nx, ordinal_t ny, ordinal_t nz, Fem
 
 template <class Scalar>
 HostCsr<Scalar> fem_matrix(const std::string& spec, const ProgressFn& progress) {
-  const char* usage = "fem:MESH:p1|p2[:refine=R][:order=natural|rcm|scrambled][:seed=S]";
+  const char* usage = "fem:MESH|box=NXxNYxNZ:p1|p2[:refine=R][:order=natural|rcm|scrambled][:seed=S]";
   const std::vector<std::string> parts = split_spec(spec);
   if (parts.size() < 3 || parts[0] != "fem") throw ParseError(spec, 0, std::string("usage: ") + usage);
   std::string path = parts[1];
@@ -546,14 +547,30 @@ HostCsr<Scalar> fem_matrix(const std::string& spec, const ProgressFn& progress) 
       throw ParseError(spec, 0, "unknown option '" + parts[i] + "'; usage: " + usage);
     }
   }
-  if (!std::ifstream(path).good())
-    if (const char* dir = std::getenv("KSPMV_MESH_DIR"))
-      if (std::ifstream(std::string(dir) + "/" + path).good()) path = std::string(dir) + "/" + path;
-  if (!std::ifstream(path).good())
-    throw IoError("fem: cannot open mesh '" + path + "' (as given, or under $KSPMV_MESH_DIR)");
-  TetMesh m = read_gmsh(path);
-  for (std::int64_t r = 0; r < refine; ++r) m = refine_uniform(m, progress);
-  HostCsr<Scalar> a = assemble_laplacian<Scalar>(m, element == "p1" ? FemElement::P1 : FemElement::P2, progress);
+  const FemElement fe = element == "p1" ? FemElement::P1 : FemElement::P2;
+  HostCsr<Scalar> a;
+  if (path.rfind("box=", 0) == 0) {
+    // The structured box of unit cubes (box_mesh), numbered along its grid.
+    long long n[3] = {0, 0, 0};
+    char extra = 0;
+    if (std::sscanf(path.c_str() + 4, "%lldx%lldx%lld%c", &n[0], &n[1], &n[2], &extra) != 3 || n[0] <= 0 || n[1] <= 0 ||
+        n[2] <= 0 || n[0] > (1 << 20) || n[1] > (1 << 20) || n[2] > (1 << 20))
+      throw ParseError(spec, 0, "box=NXxNYxNZ takes three positive cube counts; usage: " + std::string(usage));
+    if (refine > 0) throw ParseError(spec, 0, "refine does not apply to box= (ask for more cubes)");
+    const auto nx = static_cast<ordinal_t>(n[0]), ny = static_cast<ordinal_t>(n[1]), nz = static_cast<ordinal_t>(n[2]);
+    if (progress) progress("assembling the box", 0.0);
+    a = box_laplacian_rows<Scalar>(nx, ny, nz, fe, 0, box_dofs(nx, ny, nz, fe));
+    if (progress) progress("assembling the box", 1.0);
+  } else {
+    if (!std::ifstream(path).good())
+      if (const char* dir = std::getenv("KSPMV_MESH_DIR"))
+        if (std::ifstream(std::string(dir) + "/" + path).good()) path = std::string(dir) + "/" + path;
+    if (!std::ifstream(path).good())
+      throw IoError("fem: cannot open mesh '" + path + "' (as given, or under $KSPMV_MESH_DIR)");
+    TetMesh m = read_gmsh(path);
+    for (std::int64_t r = 0; r < refine; ++r) m = refine_uniform(m, progress);
+    a = assemble_laplacian<Scalar>(m, fe, progress);
+  }
   if (order == "natural") return a;
   std::vector<ordinal_t> p;
   if (order == "rcm") {

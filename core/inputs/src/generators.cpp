@@ -373,7 +373,7 @@ std::string generator_help() {
   std::string h;
   for (const auto& g : kGenerators) h += std::string("  ") + g.usage + "\n";
   h += "  fem:MESH:p1|p2[:refine=R][:order=natural|rcm|scrambled][:seed=S] (FEM Laplacian on a gmsh MSH 2.2 "
-       "tetrahedral mesh)\n";
+       "tetrahedral mesh, or MESH box=NXxNYxNZ: a structured box of unit cubes)\n";
   return h;
 }
 

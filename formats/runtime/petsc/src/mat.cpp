@@ -1095,19 +1095,26 @@ PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on) {
+namespace {
+// One of K's per-matrix switches (MatKspmvSetBlockTimings, ...SetDiagonalFirst).
+PetscErrorCode set_switch(Mat K, bool Context::*which, PetscBool on) {
   Context* c = nullptr;
   PetscFunctionBegin;
   PetscCall(get_context(K, &c));
-  c->block_timings = on == PETSC_TRUE;
+  c->*which = on == PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+}  // namespace
+
+PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on) {
+  PetscFunctionBegin;
+  PetscCall(set_switch(K, &Context::block_timings, on));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode MatKspmvSetDiagonalFirst(Mat K, PetscBool on) {
-  Context* c = nullptr;
   PetscFunctionBegin;
-  PetscCall(get_context(K, &c));
-  c->diagonal_first = on == PETSC_TRUE;
+  PetscCall(set_switch(K, &Context::diagonal_first, on));
   PetscFunctionReturn(0);
 }
 

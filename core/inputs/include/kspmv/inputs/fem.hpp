@@ -93,7 +93,9 @@ HostCsr<Scalar> box_laplacian_rows(ordinal_t nx, ordinal_t ny, ordinal_t nz, Fem
 
 // The `fem:` generator spec: fem:MESH:p1|p2[:refine=R][:order=natural|rcm|
 // scrambled][:seed=S]. MESH is a path, tried as given and then under
-// $KSPMV_MESH_DIR. order=rcm: reverse Cuthill-McKee (a good order);
+// $KSPMV_MESH_DIR, or box=NXxNYxNZ: the structured box of box_mesh, its
+// degrees of freedom numbered along the grid (box_laplacian_rows; no
+// refine). order=rcm: reverse Cuthill-McKee (a good order);
 // scrambled: a seeded random symmetric permutation (the worst case for x
 // locality); natural: the mesh's own numbering (default).
 template <class Scalar>
