@@ -105,6 +105,7 @@ struct Options {
   char matrices[1024] = "";
   char csv[PETSC_MAX_PATH_LEN] = "";
   PetscBool diagonal_first_too = PETSC_FALSE;
+  PetscBool direct_exchange_too = PETSC_FALSE;
   PetscBool solves = PETSC_TRUE;
 };
 
@@ -568,6 +569,33 @@ PetscErrorCode run_format(const Options& o, Mat Ain, const std::string& name, ks
     r.fenced_us = r.exchange_us = r.diagonal_us = r.offdiagonal_us = 0;
     PetscCall(append_csv(o, r));
   }
+  if (o.direct_exchange_too && row.ranks > 1) {
+    // The same products with kspmv's own exchange: the same kernels on the
+    // same ghost values, so the same bits as the scatter's.
+    double td;
+    PetscReal diff = 0, size = 0;
+    Vec yd;
+    PetscCall(VecDuplicate(y, &yd));
+    PetscCall(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Direct));
+    PetscCall(time_mult(K, x, yd, o.mults, &td));
+    PetscCall(MatMult(K, x, yd));
+    PetscCall(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Scatter));
+    PetscCall(MatMult(K, x, y));
+    PetscCall(VecNorm(y, NORM_INFINITY, &size));
+    PetscCall(VecAXPY(yd, -1.0, y));
+    PetscCall(VecNorm(yd, NORM_INFINITY, &diff));
+    PetscCall(VecDestroy(&yd));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "    kspmv's own exchange: %.1f us per MatMult = %.2fx the scatter's (max |y - y_scatter| %g, max |y| %g)\n",
+                          1e6 * td, row.us / (1e6 * td), static_cast<double>(diff), static_cast<double>(size)));
+    CsvRow r = row;
+    r.runner += ":direct-exchange";
+    r.us = 1e6 * td;
+    r.fenced_us = r.exchange_us = r.diagonal_us = r.offdiagonal_us = 0;
+    r.ok = row.ok && diff == 0;
+    *ok = *ok && diff == 0;
+    PetscCall(append_csv(o, r));
+  }
   (void)name;
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&yk));
@@ -701,6 +729,10 @@ int main(int argc, char** argv) {
                                nullptr));
   PetscCall(PetscOptionsBool("-diagonal_first_too", "also time each kspmv matrix with its diagonal block before the exchange",
                              nullptr, o.diagonal_first_too, &o.diagonal_first_too, nullptr));
+  PetscCall(PetscOptionsBool("-direct_exchange_too",
+                             "also time each kspmv matrix with kspmv's own halo exchange (Exchange::Direct), its products "
+                             "checked against the scatter's",
+                             nullptr, o.direct_exchange_too, &o.direct_exchange_too, nullptr));
   PetscOptionsEnd();
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_ksp: %d MPI ranks; kspmv diagonal blocks %s, off-diagonal blocks %s, input %s\n",

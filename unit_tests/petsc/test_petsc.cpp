@@ -355,6 +355,9 @@ TEST(PetscMat, EmptyBlocksRanksAndRectangles) {
       ASSERT_TRUE(create(A, d, Format::CsrVector, &K, &refused)) << m.name;
       if (square) {
         EXPECT_TRUE(check_products(m.a, K, A, 31)) << m.name << ", " << kspmv::format_name(d);
+        // kspmv's own exchange: ranks that only send, only receive, or own no row.
+        KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Direct));
+        EXPECT_TRUE(check_products(m.a, K, A, 35)) << m.name << ", " << kspmv::format_name(d) << ", direct exchange";
       } else {
         // PETSc's MatGetDiagonal wants a square MPIAIJ matrix: the
         // products against the reference, the diagonal against the host's.
@@ -364,10 +367,14 @@ TEST(PetscMat, EmptyBlocksRanksAndRectangles) {
         KSPMV_PCALL(MatCreateVecs(K, &x, &y));
         KSPMV_PCALL(VecDuplicate(y, &dv));
         KSPMV_PCALL(set_from_global(x, gx));
-        KSPMV_PCALL(MatMult(K, x, y));
-        KSPMV_PCALL(gather(y, &gy));
-        const auto c = kspmv::check_spmv(m.a, 1.0, gx, 0.0, gy, gy);
-        EXPECT_TRUE(c.ok) << m.name << ", " << kspmv::format_name(d) << ": " << c.message;
+        for (auto e : {kspmv::petsc::Exchange::Scatter, kspmv::petsc::Exchange::Direct}) {
+          KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, e));
+          KSPMV_PCALL(MatMult(K, x, y));
+          KSPMV_PCALL(gather(y, &gy));
+          const auto c = kspmv::check_spmv(m.a, 1.0, gx, 0.0, gy, gy);
+          EXPECT_TRUE(c.ok) << m.name << ", " << kspmv::format_name(d) << ", exchange " << static_cast<int>(e) << ": "
+                            << c.message;
+        }
         KSPMV_PCALL(MatGetDiagonal(K, dv));
         KSPMV_PCALL(gather(dv, &gd));
         EXPECT_EQ(gd, host_diagonal(m.a)) << m.name;
@@ -685,6 +692,59 @@ TEST(PetscMat, DiagonalFirstGivesTheSameProducts) {
     EXPECT_TRUE(check_products(a, K2, A, 33)) << ownership_name(own);
     KSPMV_PCALL(MatDestroy(&K2));
     EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatKspmvSetDiagonalFirst(A, PETSC_TRUE); }, PETSC_ERR_ARG_WRONG,
+                           "not a kspmv matrix"));
+    KSPMV_PCALL(MatDestroy(&K));
+    KSPMV_PCALL(MatDestroy(&A));
+  }
+}
+
+// kspmv's own exchange gives PETSc's products: contiguous ownership (two
+// neighbours) and scattered (ghosts from every rank), fenced blocks (the
+// sends posted before the block), products in a row (the ghost buffer
+// reused), after a refresh, in a duplicate, and from the options database.
+TEST(PetscMat, DirectExchangeGivesTheSameProducts) {
+  using kspmv::petsc::Exchange;
+  for (Ownership own : {Ownership::Contiguous, Ownership::Scattered}) {
+    const auto a = numbered(matrices()[1].a, own);
+    Mat A, K, D;
+    KSPMV_PCALL(make_aij(a, &A));
+    KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Pellr, Format::Auto, options(), &K));
+    Exchange e = Exchange::Direct;
+    KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K, &e));
+    EXPECT_EQ(e, Exchange::Scatter) << "the default";
+    KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, Exchange::Direct));
+    for (int seed = 41; seed < 44; ++seed) EXPECT_TRUE(check_products(a, K, A, seed)) << ownership_name(own);
+    KSPMV_PCALL(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_TRUE));
+    EXPECT_TRUE(check_products(a, K, A, 44)) << ownership_name(own) << ", fenced blocks";
+    KSPMV_PCALL(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_FALSE));
+    const auto twice = new_values(a);
+    KSPMV_PCALL(reassemble(A, twice));
+    KSPMV_PCALL(kspmv::petsc::MatKspmvRefresh(K));
+    EXPECT_TRUE(check_products(twice, K, A, 45)) << ownership_name(own) << ", refreshed";
+    KSPMV_PCALL(MatDuplicate(K, MAT_COPY_VALUES, &D));
+    KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(D, &e));
+    EXPECT_EQ(e, Exchange::Direct);
+    EXPECT_TRUE(check_products(twice, D, A, 46)) << ownership_name(own) << ", duplicate";
+    KSPMV_PCALL(MatDestroy(&D));
+    // From the options database at creation, and a value it does not know.
+    Mat K2 = nullptr;
+    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "direct"));
+    KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2));
+    KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K2, &e));
+    EXPECT_EQ(e, Exchange::Direct);
+    EXPECT_TRUE(check_products(twice, K2, A, 47)) << ownership_name(own) << ", options database";
+    KSPMV_PCALL(MatDestroy(&K2));
+    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "sideways"));
+    PetscErrorCode bad = 0;
+    {
+      QuietErrors quiet;
+      bad = kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2);
+    }
+    KSPMV_PCALL(PetscOptionsClearValue(nullptr, "-mat_kspmv_exchange"));
+    EXPECT_NE(bad, 0) << "-mat_kspmv_exchange sideways";
+    EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatKspmvSetExchange(K, static_cast<Exchange>(7)); },
+                           PETSC_ERR_ARG_OUTOFRANGE, "not an Exchange"));
+    EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatKspmvSetExchange(A, Exchange::Direct); }, PETSC_ERR_ARG_WRONG,
                            "not a kspmv matrix"));
     KSPMV_PCALL(MatDestroy(&K));
     KSPMV_PCALL(MatDestroy(&A));

@@ -28,6 +28,7 @@
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/matrix.hpp"
 #include "kspmv/spmv.hpp"
+#include "halo.hpp"
 
 namespace kspmv::petsc {
 namespace {
@@ -48,6 +49,8 @@ using ConstHostArray =
 constexpr bool kHostSpace = std::is_same<Space, Kokkos::HostSpace>::value;
 
 constexpr const char* kComposedName = "MatKspmvGetContext_C";
+// -mat_kspmv_exchange's values, in Exchange's order.
+const char* const kExchangeNames[] = {"scatter", "direct"};
 
 // ---- errors: kspmv's exceptions as PETSc error codes ----
 
@@ -183,6 +186,8 @@ struct Context {
   MultTimings timings;
   bool block_timings = false;  // MatKspmvSetBlockTimings: fence and time each block
   bool diagonal_first = false;  // MatKspmvSetDiagonalFirst: the diagonal block before the exchange
+  Exchange exchange = Exchange::Scatter;  // MatKspmvSetExchange
+  detail::HaloExchange halo;   // Exchange::Direct's plan and buffers, made at its first product
 
   ~Context() {
     // Errors on the way out cannot be reported from a destructor.
@@ -557,6 +562,16 @@ class VecAccess {
   DeviceVector stage_;
 };
 
+// Exchange::Direct's plan, from the ghost columns and the column ownership
+// (collective: every rank plans at its first product).
+PetscErrorCode plan_halo(Context& c) {
+  const PetscInt* ranges = nullptr;
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRangesColumn(c.aij, &ranges));
+  PetscCall(c.halo.plan(PetscObjectComm(reinterpret_cast<PetscObject>(c.aij)), c.garray, ranges));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode check_local_size(Vec v, PetscInt expected, const char* which) {
   PetscInt n = 0;
   PetscFunctionBegin;
@@ -571,6 +586,13 @@ PetscErrorCode check_local_size(Vec v, PetscInt expected, const char* which) {
 // and not waited for (the next PETSc operation on the stream follows
 // them); with block timings on, or vectors that need it, each block is
 // fenced (and timed).
+//
+// The exchange runs beside the diagonal block: by PETSc's scatter
+// (Exchange::Scatter; the scatter first by default, or the block first),
+// or by kspmv's own (Exchange::Direct, halo.hpp: the pack queued on a
+// high-priority stream, the block queued behind it on PETSc's, then the
+// host waits for the pack alone and posts MPI; the ghost values land where
+// the off-diagonal block reads them).
 PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   const Exec space = product_space();
   Kokkos::Timer total, t;
@@ -581,41 +603,71 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   PetscFunctionBegin;
   PetscCall(check_local_size(x, c.diag.ncols, "x"));
   PetscCall(check_local_size(y, c.diag.nrows, "y"));
+  const bool direct = c.scatter && c.exchange == Exchange::Direct;
+  if (direct && !c.halo.planned()) PetscCall(plan_halo(c));  // collective, as MatMult is
+  bool posted = false;  // Exchange::Direct: the sends are posted
   auto begin_exchange = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
-    if (c.scatter) {
-      t.reset();
+    t.reset();
+    if (direct)
+      PetscCall(c.halo.begin(space, xv));
+    else if (c.scatter)
       PetscCall(VecScatterBegin(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
+    c.timings.exchange += t.seconds();
+    PetscFunctionReturn(0);
+  };
+  auto post_sends = [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    if (direct && !posted) {
+      t.reset();
+      PetscCall(c.halo.send());
       c.timings.exchange += t.seconds();
+      posted = true;
     }
     PetscFunctionReturn(0);
   };
-  // By default the exchange starts first and the diagonal block runs while
-  // the ghost values are in flight; diagonal_first queues the block first.
-  if (!c.diagonal_first) PetscCall(begin_exchange());
+  // By default PETSc's scatter starts first and the diagonal block runs
+  // while the ghost values are in flight; diagonal_first queues the block
+  // first. kspmv's exchange packs first, then queues the block.
+  if (!direct && !c.diagonal_first) PetscCall(begin_exchange());
   if (c.diag.m.empty()) {
     PetscCall(VecSet(y, 0));
+    if (direct) {
+      PetscCall(xa.read(x, c.x_stage, &xv));
+      PetscCall(begin_exchange());
+    }
   } else {
     PetscCall(xa.read(x, c.x_stage, &xv));
     PetscCall(ya.write(y, false, c.y_stage, &yv));
     const bool fence = c.block_timings || !xa.stream_ordered() || !ya.stream_ordered();
+    if (direct) PetscCall(begin_exchange());
+    // A fenced block would hold the sends back until it ends.
+    if (fence) PetscCall(post_sends());
     t.reset();
     st.run("kspmv matrix, diagonal block", [&] {
       c.diag.m.apply(space, PetscScalar(1), xv, PetscScalar(0), yv);
       if (fence) space.fence();
     });
     if (fence) c.timings.diagonal += t.seconds();
-    PetscCall(xa.restore());
   }
-  if (c.diagonal_first) PetscCall(begin_exchange());
+  PetscCall(post_sends());
+  // (x was read by the pack, which send() waited for, or by the block.)
+  PetscCall(xa.restore());
+  if (!direct && c.diagonal_first) PetscCall(begin_exchange());
   if (c.scatter) {
     t.reset();
-    PetscCall(VecScatterEnd(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
+    if (direct)
+      PetscCall(c.halo.finish(space));
+    else
+      PetscCall(VecScatterEnd(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
     c.timings.exchange += t.seconds();
   }
   if (!c.off.m.empty() && !st.code) {
     if (c.diag.m.empty()) PetscCall(ya.write(y, true, c.y_stage, &yv));
-    PetscCall(ga.read(c.ghost, c.g_stage, &gv));
+    if (direct)
+      gv = c.halo.ghost();
+    else
+      PetscCall(ga.read(c.ghost, c.g_stage, &gv));
     const bool fence = c.block_timings || !ga.stream_ordered() || !ya.stream_ordered();
     t.reset();
     st.run("kspmv matrix, off-diagonal block", [&] {
@@ -1027,6 +1079,10 @@ PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format 
     PetscBool first = PETSC_FALSE, set = PETSC_FALSE;
     PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-mat_kspmv_diagonal_first", &first, &set));
     if (set) c->diagonal_first = first == PETSC_TRUE;
+    // -mat_kspmv_exchange scatter|direct (MatKspmvSetExchange).
+    PetscInt which = 0;
+    PetscCall(PetscOptionsGetEList(nullptr, nullptr, "-mat_kspmv_exchange", kExchangeNames, 2, &which, &set));
+    if (set) c->exchange = which == 1 ? Exchange::Direct : Exchange::Scatter;
   }
   PetscCall(MatGetOwnershipRange(aij, &c->rstart, nullptr));
   PetscCall(MatGetOwnershipRangeColumn(aij, &c->cstart, &c->cend));
@@ -1056,6 +1112,11 @@ PetscErrorCode duplicate_op(Mat K, MatDuplicateOption op, Mat* M) {
   PetscCheck(op != MAT_DO_NOT_COPY_VALUES, PetscObjectComm(reinterpret_cast<PetscObject>(K)), PETSC_ERR_SUP,
              "kspmv matrix: its values come from its AIJ matrix; duplicate it with MAT_COPY_VALUES");
   PetscCall(MatCreateKspmv(c->aij, c->diag_asked, c->off_asked, c->options, M));
+  // The copy works the way K was set to (not the options database's way).
+  Context* copy = nullptr;
+  PetscCall(MatShellGetContext(*M, &copy));
+  copy->diagonal_first = c->diagonal_first;
+  copy->exchange = c->exchange;
   PetscFunctionReturn(0);
 }
 
@@ -1115,6 +1176,25 @@ PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on) {
 PetscErrorCode MatKspmvSetDiagonalFirst(Mat K, PetscBool on) {
   PetscFunctionBegin;
   PetscCall(set_switch(K, &Context::diagonal_first, on));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatKspmvSetExchange(Mat K, Exchange e) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  PetscCheck(e == Exchange::Scatter || e == Exchange::Direct, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "MatKspmvSetExchange: %d is not an Exchange", static_cast<int>(e));
+  c->exchange = e;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatKspmvGetExchange(Mat K, Exchange* e) {
+  Context* c = nullptr;
+  PetscFunctionBegin;
+  PetscCall(get_context(K, &c));
+  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "MatKspmvGetExchange: argument 2 is null");
+  *e = c->exchange;
   PetscFunctionReturn(0);
 }
 

@@ -128,4 +128,23 @@ PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on);
 // database's -mat_kspmv_diagonal_first sets it at creation. Not collective.
 PetscErrorCode MatKspmvSetDiagonalFirst(Mat K, PetscBool on);
 
+// How MatMult fetches the ghost values (the x entries of other ranks that
+// the off-diagonal block reads):
+//   Scatter: PETSc's VecScatter (the default), in the order
+//     MatKspmvSetDiagonalFirst sets.
+//   Direct: kspmv's own exchange. It packs the values the neighbours read
+//     on a stream of its own at the device's highest priority, queues the
+//     diagonal block behind the pack on PETSc's stream, waits on the host
+//     for the pack alone, and sends and receives with MPI point to point
+//     straight into the buffer the off-diagonal block reads (device
+//     buffers where PETSc's -use_gpu_aware_mpi is on, else staged through
+//     pinned host buffers). The diagonal block runs through the whole
+//     exchange. Planned at the first product (collective, a few messages);
+//     MatMultTranspose still goes through PETSc's scatter.
+// The options database's -mat_kspmv_exchange scatter|direct sets it at
+// creation. Every rank must choose the same. Not collective.
+enum class Exchange { Scatter, Direct };
+PetscErrorCode MatKspmvSetExchange(Mat K, Exchange e);
+PetscErrorCode MatKspmvGetExchange(Mat K, Exchange* e);
+
 }  // namespace kspmv::petsc
