@@ -20,7 +20,9 @@
 # The diagonal blocks in several kspmv formats one after the other (auto
 # and the likely best by hand), the off-diagonal blocks in csr; beside them
 # MATAIJKOKKOS (the kspmv matrix's input) and MATAIJCUSPARSE. Products only
-# (-solves 0). Set MPIEXEC (default mpiexec) and MPIEXEC_FLAGS as your MPI
+# (-solves 0). The kspmv matrix exchanges its halo its own way (the
+# default, Exchange::Direct); pass -exchanges_too scatter (and
+# -diagonal_first_too) to time PETSc's VecScatter beside it. Set MPIEXEC (default mpiexec) and MPIEXEC_FLAGS as your MPI
 # needs; PETSC_OPTIONS passes PETSc options to every run (for an MPI that
 # is not GPU-aware: -use_gpu_aware_mpi 0). Each rank sees one GPU
 # (CUDA_VISIBLE_DEVICES from its node-local rank: Open MPI, MPICH or Slurm;

@@ -6,6 +6,7 @@
 //       [-diag_format auto[,dia,pellr,...]] [-offdiag_format auto] [-scattered] [-mults 50]
 //       [-kspmv_input aij|aijkokkos|aijcusparse] [-compare_types aijkokkos,aijcusparse]
 //       [-solves 0] [-matrices SPEC,SPEC,...] [-csv FILE]
+//       [-exchanges_too scatter,direct,direct_gpu_aware] [-diagonal_first_too]
 //
 // Two matrices, each distributed over the ranks in contiguous blocks of
 // rows (PETSc's default split), or with -scattered in a random global
@@ -105,7 +106,7 @@ struct Options {
   char matrices[1024] = "";
   char csv[PETSC_MAX_PATH_LEN] = "";
   PetscBool diagonal_first_too = PETSC_FALSE;
-  PetscBool direct_exchange_too = PETSC_FALSE;
+  char exchanges_too[256] = "";
   PetscBool solves = PETSC_TRUE;
 };
 
@@ -372,6 +373,21 @@ std::string rank_formats(kspmv::Format mine) {
 
 // Copies a vector's local values into another of another type (host
 // arrays: set-up and checks only).
+// A kspmv matrix's time per MatMult as it runs, then with each block fenced
+// (MatKspmvSetBlockTimings), and those fenced products' split.
+PetscErrorCode time_bare_and_fenced(Mat K, Vec x, Vec y, PetscInt mults, double* bare, double* fenced,
+                                    kspmv::petsc::MultTimings* split) {
+  PetscFunctionBeginUser;
+  PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
+  PetscCall(time_mult(K, x, y, mults, bare));
+  PetscCall(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_TRUE));
+  PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
+  PetscCall(time_mult(K, x, y, mults, fenced));
+  PetscCall(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_FALSE));
+  PetscCall(kspmv::petsc::MatKspmvGetTimings(K, split));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode copy_values(Vec from, Vec to) {
   const PetscScalar* a = nullptr;
   PetscScalar* b = nullptr;
@@ -522,13 +538,7 @@ PetscErrorCode run_format(const Options& o, Mat Ain, const std::string& name, ks
   // exchange and the blocks: the same products with each block fenced and
   // timed (MatKspmvSetBlockTimings).
   double tk, tfenced;
-  PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
-  PetscCall(time_mult(K, x, y, o.mults, &tk));
-  PetscCall(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_TRUE));
-  PetscCall(kspmv::petsc::MatKspmvResetTimings(K));
-  PetscCall(time_mult(K, x, y, o.mults, &tfenced));
-  PetscCall(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_FALSE));
-  PetscCall(kspmv::petsc::MatKspmvGetTimings(K, &t));
+  PetscCall(time_bare_and_fenced(K, x, y, o.mults, &tk, &tfenced, &t));
   const double m = static_cast<double>(std::max<PetscInt>(t.mults, 1));
   // A refresh with the values A holds (what a solver pays each Newton or
   // time step after re-assembling).
@@ -556,44 +566,58 @@ PetscErrorCode run_format(const Options& o, Mat Ain, const std::string& name, ks
                         o.mults, input.c_str(), 1e6 * t_input, row.us, t_input / tk, row.fenced_us, row.exchange_us,
                         row.diagonal_us, row.offdiagonal_us));
   PetscCall(append_csv(o, row));
-  if (o.diagonal_first_too && row.ranks > 1) {
-    // The same products with the diagonal block queued before the exchange.
-    double tf;
-    PetscCall(kspmv::petsc::MatKspmvSetDiagonalFirst(K, PETSC_TRUE));
-    PetscCall(time_mult(K, x, y, o.mults, &tf));
-    PetscCall(kspmv::petsc::MatKspmvSetDiagonalFirst(K, PETSC_FALSE));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "    diagonal block first: %.1f us per MatMult\n", 1e6 * tf));
-    CsvRow r = row;
-    r.runner += ":diagonal-first";
-    r.us = 1e6 * tf;
-    r.fenced_us = r.exchange_us = r.diagonal_us = r.offdiagonal_us = 0;
-    PetscCall(append_csv(o, r));
+  // The same products by the other exchanges asked for, each split with
+  // its blocks fenced and checked against the default's product (the
+  // direct exchanges sum a row's off-diagonal entries before adding them
+  // to y, the scatter adds them one by one: equal within rounding).
+  struct Variant {
+    std::string label;
+    kspmv::petsc::Exchange exchange;
+    PetscBool diagonal_first;
+  };
+  std::vector<Variant> variants;
+  if (row.ranks > 1) {
+    for (const std::string& e : split_list(o.exchanges_too)) {
+      if (e == "scatter") variants.push_back({"scatter", kspmv::petsc::Exchange::Scatter, PETSC_FALSE});
+      else if (e == "direct") variants.push_back({"direct", kspmv::petsc::Exchange::Direct, PETSC_FALSE});
+      else if (e == "direct_gpu_aware")
+        variants.push_back({"direct_gpu_aware", kspmv::petsc::Exchange::DirectGpuAware, PETSC_FALSE});
+      else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-exchanges_too: unknown exchange '%s'", e.c_str());
+    }
+    if (o.diagonal_first_too)
+      variants.push_back({"scatter-diagonal-first", kspmv::petsc::Exchange::Scatter, PETSC_TRUE});
   }
-  if (o.direct_exchange_too && row.ranks > 1) {
-    // The same products with kspmv's own exchange: the same kernels on the
-    // same ghost values, so the same bits as the scatter's.
-    double td;
-    PetscReal diff = 0, size = 0;
-    Vec yd;
-    PetscCall(VecDuplicate(y, &yd));
-    PetscCall(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Direct));
-    PetscCall(time_mult(K, x, yd, o.mults, &td));
-    PetscCall(MatMult(K, x, yd));
-    PetscCall(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Scatter));
+  kspmv::petsc::Exchange default_exchange;
+  PetscCall(kspmv::petsc::MatKspmvGetExchange(K, &default_exchange));
+  for (const Variant& v : variants) {
+    double tv, tvf, diff = 0;
+    kspmv::petsc::MultTimings tt;
+    Vec yv;
+    PetscCall(VecDuplicate(y, &yv));
+    PetscCall(kspmv::petsc::MatKspmvSetExchange(K, v.exchange));
+    PetscCall(kspmv::petsc::MatKspmvSetDiagonalFirst(K, v.diagonal_first));
+    PetscCall(time_bare_and_fenced(K, x, yv, o.mults, &tv, &tvf, &tt));
+    PetscCall(MatMult(K, x, yv));
+    PetscCall(kspmv::petsc::MatKspmvSetExchange(K, default_exchange));
+    PetscCall(kspmv::petsc::MatKspmvSetDiagonalFirst(K, PETSC_FALSE));
     PetscCall(MatMult(K, x, y));
-    PetscCall(VecNorm(y, NORM_INFINITY, &size));
-    PetscCall(VecAXPY(yd, -1.0, y));
-    PetscCall(VecNorm(yd, NORM_INFINITY, &diff));
-    PetscCall(VecDestroy(&yd));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                          "    kspmv's own exchange: %.1f us per MatMult = %.2fx the scatter's (max |y - y_scatter| %g, max |y| %g)\n",
-                          1e6 * td, row.us / (1e6 * td), static_cast<double>(diff), static_cast<double>(size)));
+    PetscCall(relative_difference(yv, y, &diff));
+    PetscCall(VecDestroy(&yv));
+    const double mv = static_cast<double>(std::max<PetscInt>(tt.mults, 1));
     CsvRow r = row;
-    r.runner += ":direct-exchange";
-    r.us = 1e6 * td;
-    r.fenced_us = r.exchange_us = r.diagonal_us = r.offdiagonal_us = 0;
-    r.ok = row.ok && diff == 0;
-    *ok = *ok && diff == 0;
+    r.runner += ":" + v.label;
+    r.us = 1e6 * tv;
+    r.fenced_us = 1e6 * tvf;
+    r.exchange_us = 1e6 * max_over_ranks(tt.exchange / mv);
+    r.diagonal_us = 1e6 * max_over_ranks(tt.diagonal / mv);
+    r.offdiagonal_us = 1e6 * max_over_ranks(tt.offdiagonal / mv);
+    r.ok = row.ok && diff <= 1e-12;
+    *ok = *ok && diff <= 1e-12;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "    exchange %s: %.1f us per MatMult = %.2fx the default's (blocks fenced: %.1f us = exchange "
+                          "%.1f, diagonal %.1f, off-diagonal %.1f us; max |y - y_default| / max |y_default| = %.2e)\n",
+                          v.label.c_str(), r.us, r.us / row.us, r.fenced_us, r.exchange_us, r.diagonal_us,
+                          r.offdiagonal_us, diff));
     PetscCall(append_csv(o, r));
   }
   (void)name;
@@ -727,12 +751,13 @@ int main(int argc, char** argv) {
                                nullptr, o.matrices, o.matrices, sizeof(o.matrices), nullptr));
   PetscCall(PetscOptionsString("-csv", "append a row per timed matrix to this CSV file", nullptr, o.csv, o.csv, sizeof(o.csv),
                                nullptr));
-  PetscCall(PetscOptionsBool("-diagonal_first_too", "also time each kspmv matrix with its diagonal block before the exchange",
+  PetscCall(PetscOptionsBool("-diagonal_first_too",
+                             "also time each kspmv matrix with PETSc's scatter and its diagonal block before the exchange",
                              nullptr, o.diagonal_first_too, &o.diagonal_first_too, nullptr));
-  PetscCall(PetscOptionsBool("-direct_exchange_too",
-                             "also time each kspmv matrix with kspmv's own halo exchange (Exchange::Direct), its products "
-                             "checked against the scatter's",
-                             nullptr, o.direct_exchange_too, &o.direct_exchange_too, nullptr));
+  PetscCall(PetscOptionsString("-exchanges_too",
+                               "also time each kspmv matrix with these halo exchanges (scatter,direct,direct_gpu_aware), "
+                               "their products checked against the default's",
+                               nullptr, o.exchanges_too, o.exchanges_too, sizeof(o.exchanges_too), nullptr));
   PetscOptionsEnd();
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_ksp: %d MPI ranks; kspmv diagonal blocks %s, off-diagonal blocks %s, input %s\n",

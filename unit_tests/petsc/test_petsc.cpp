@@ -354,10 +354,11 @@ TEST(PetscMat, EmptyBlocksRanksAndRectangles) {
       bool refused;
       ASSERT_TRUE(create(A, d, Format::CsrVector, &K, &refused)) << m.name;
       if (square) {
+        // kspmv's own exchange (the default): ranks that only send, only
+        // receive, or own no row; and PETSc's scatter.
         EXPECT_TRUE(check_products(m.a, K, A, 31)) << m.name << ", " << kspmv::format_name(d);
-        // kspmv's own exchange: ranks that only send, only receive, or own no row.
-        KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Direct));
-        EXPECT_TRUE(check_products(m.a, K, A, 35)) << m.name << ", " << kspmv::format_name(d) << ", direct exchange";
+        KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Scatter));
+        EXPECT_TRUE(check_products(m.a, K, A, 35)) << m.name << ", " << kspmv::format_name(d) << ", PETSc's scatter";
       } else {
         // PETSc's MatGetDiagonal wants a square MPIAIJ matrix: the
         // products against the reference, the diagonal against the host's.
@@ -672,14 +673,16 @@ TEST(PetscErrors, NotAij) {
   KSPMV_PCALL(MatDestroy(&D));
 }
 
-// MatMult with the diagonal block queued before the exchange gives the
-// same products; the setting is per matrix and typed-checked.
+// MatMult through PETSc's scatter with the diagonal block queued before the
+// exchange gives the same products; the setting is per matrix and
+// typed-checked.
 TEST(PetscMat, DiagonalFirstGivesTheSameProducts) {
   for (Ownership own : {Ownership::Contiguous, Ownership::Scattered}) {
     const auto a = numbered(matrices()[1].a, own);
     Mat A, K;
     KSPMV_PCALL(make_aij(a, &A));
     KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Pellr, Format::Auto, options(), &K));
+    KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, kspmv::petsc::Exchange::Scatter));
     KSPMV_PCALL(kspmv::petsc::MatKspmvSetDiagonalFirst(K, PETSC_TRUE));
     EXPECT_TRUE(check_products(a, K, A, 31)) << ownership_name(own);
     KSPMV_PCALL(kspmv::petsc::MatKspmvSetDiagonalFirst(K, PETSC_FALSE));
@@ -687,8 +690,10 @@ TEST(PetscMat, DiagonalFirstGivesTheSameProducts) {
     // And set from the options database at creation.
     Mat K2;
     KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_diagonal_first", "1"));
+    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "scatter"));
     KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2));
     KSPMV_PCALL(PetscOptionsClearValue(nullptr, "-mat_kspmv_diagonal_first"));
+    KSPMV_PCALL(PetscOptionsClearValue(nullptr, "-mat_kspmv_exchange"));
     EXPECT_TRUE(check_products(a, K2, A, 33)) << ownership_name(own);
     KSPMV_PCALL(MatDestroy(&K2));
     EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatKspmvSetDiagonalFirst(A, PETSC_TRUE); }, PETSC_ERR_ARG_WRONG,
@@ -698,41 +703,55 @@ TEST(PetscMat, DiagonalFirstGivesTheSameProducts) {
   }
 }
 
-// kspmv's own exchange gives PETSc's products: contiguous ownership (two
-// neighbours) and scattered (ghosts from every rank), fenced blocks (the
-// sends posted before the block), products in a row (the ghost buffer
-// reused), after a refresh, in a duplicate, and from the options database.
-TEST(PetscMat, DirectExchangeGivesTheSameProducts) {
+// kspmv's own exchanges give PETSc's scatter's products: contiguous
+// ownership (two neighbours) and scattered (ghosts from every rank), fenced
+// blocks (the sends posted before the block), products in a row (the ghost
+// buffer reused), switching between the exchanges (planned again), after a
+// refresh, in a duplicate, and from the options database.
+TEST(PetscMat, DirectExchangesGiveTheSameProducts) {
   using kspmv::petsc::Exchange;
   for (Ownership own : {Ownership::Contiguous, Ownership::Scattered}) {
     const auto a = numbered(matrices()[1].a, own);
     Mat A, K, D;
     KSPMV_PCALL(make_aij(a, &A));
     KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Pellr, Format::Auto, options(), &K));
-    Exchange e = Exchange::Direct;
+    Exchange e = Exchange::Scatter;
     KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K, &e));
-    EXPECT_EQ(e, Exchange::Scatter) << "the default";
-    KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, Exchange::Direct));
-    for (int seed = 41; seed < 44; ++seed) EXPECT_TRUE(check_products(a, K, A, seed)) << ownership_name(own);
+    EXPECT_EQ(e, Exchange::Direct) << "the default";
+    for (Exchange ex : {Exchange::Direct, Exchange::Scatter, Exchange::DirectGpuAware, Exchange::Direct}) {
+      PetscErrorCode set = 0;
+      {
+        QuietErrors quiet;
+        set = kspmv::petsc::MatKspmvSetExchange(K, ex);
+      }
+      if (set) {
+        // Only a device build whose PETSc runs with -use_gpu_aware_mpi 0 refuses.
+        EXPECT_TRUE(ex == Exchange::DirectGpuAware && set == PETSC_ERR_SUP_SYS) << set;
+        continue;
+      }
+      for (int seed = 41; seed < 43; ++seed)
+        EXPECT_TRUE(check_products(a, K, A, seed)) << ownership_name(own) << ", exchange " << static_cast<int>(ex);
+    }
     KSPMV_PCALL(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_TRUE));
     EXPECT_TRUE(check_products(a, K, A, 44)) << ownership_name(own) << ", fenced blocks";
     KSPMV_PCALL(kspmv::petsc::MatKspmvSetBlockTimings(K, PETSC_FALSE));
-    const auto twice = new_values(a);
-    KSPMV_PCALL(reassemble(A, twice));
+    const auto b = new_values(a);
+    KSPMV_PCALL(reassemble(A, b));
     KSPMV_PCALL(kspmv::petsc::MatKspmvRefresh(K));
-    EXPECT_TRUE(check_products(twice, K, A, 45)) << ownership_name(own) << ", refreshed";
+    EXPECT_TRUE(check_products(b, K, A, 45)) << ownership_name(own) << ", refreshed";
+    KSPMV_PCALL(kspmv::petsc::MatKspmvSetExchange(K, Exchange::Scatter));
     KSPMV_PCALL(MatDuplicate(K, MAT_COPY_VALUES, &D));
     KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(D, &e));
-    EXPECT_EQ(e, Exchange::Direct);
-    EXPECT_TRUE(check_products(twice, D, A, 46)) << ownership_name(own) << ", duplicate";
+    EXPECT_EQ(e, Exchange::Scatter) << "a duplicate works as K was set to";
+    EXPECT_TRUE(check_products(b, D, A, 46)) << ownership_name(own) << ", duplicate";
     KSPMV_PCALL(MatDestroy(&D));
     // From the options database at creation, and a value it does not know.
     Mat K2 = nullptr;
-    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "direct"));
+    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "scatter"));
     KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2));
     KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K2, &e));
-    EXPECT_EQ(e, Exchange::Direct);
-    EXPECT_TRUE(check_products(twice, K2, A, 47)) << ownership_name(own) << ", options database";
+    EXPECT_EQ(e, Exchange::Scatter);
+    EXPECT_TRUE(check_products(b, K2, A, 47)) << ownership_name(own) << ", options database";
     KSPMV_PCALL(MatDestroy(&K2));
     KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "sideways"));
     PetscErrorCode bad = 0;

@@ -10,14 +10,21 @@
 // runs on a stream of kspmv's own at the device's highest priority, so its
 // few blocks are scheduled ahead of the diagonal block queued right after
 // it on PETSc's stream; the host waits for the pack alone, posts MPI's
-// sends, and the values arrive straight in the ghost buffer the
-// off-diagonal block reads (no unpack: the ghost columns are ordered by
-// owner). The diagonal block runs through all of it.
+// sends, and the values arrive straight in the ghost buffer (no unpack:
+// the ghost columns are ordered by owner). The off-diagonal block's rows
+// with entries are then applied on the same stream into a buffer of their
+// own while the diagonal block still runs (mat.cpp), and only adding
+// those sums into y waits for the block. The diagonal block runs through
+// all of it.
 //
-// With an MPI that takes device buffers (PETSc's -use_gpu_aware_mpi, on by
-// default) MPI moves device memory; otherwise the halo is staged through
-// host buffers (pinned on CUDA). On a host build both streams are the host
-// and the same code runs, as on one stream.
+// The halo is staged through pinned host buffers by copies on that stream
+// (Exchange::Direct), or the device buffers go to a GPU-aware MPI
+// (Exchange::DirectGpuAware). Staging is the default because it keeps all
+// device work on kspmv's streams: Open MPI 4.1's CUDA path copies on the
+// legacy default stream, which waits for PETSc's (blocking) stream and so
+// for the diagonal block (measured on 2 H200s: 178 us a MatMult against
+// 139 staged). On a host build both streams are the host and the same code
+// runs, as on one stream.
 #pragma once
 
 #include <petscsys.h>
@@ -30,7 +37,7 @@
 
 // PETSc's own switch for device buffers in MPI (petsc/private/petscimpl.h;
 // PetscInitialize sets it from -use_gpu_aware_mpi and its check of the
-// MPI). Read where the exchange is planned, like PETSc's scatter reads it.
+// MPI). Exchange::DirectGpuAware is refused where it is off.
 PETSC_EXTERN PetscBool use_gpu_aware_mpi;
 
 namespace kspmv::petsc::detail {
@@ -62,17 +69,10 @@ class HaloExchange {
   HaloExchange() = default;
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
-  ~HaloExchange() {
-    // Errors on the way out cannot be reported from a destructor.
-    if (comm_ != MPI_COMM_NULL) (void)MPI_Comm_free(&comm_);
-    side_.reset();
-#if defined(KOKKOS_ENABLE_CUDA)
-    if (ready_) (void)cudaEventDestroy(ready_);
-    if (stream_) (void)cudaStreamDestroy(stream_);
-#endif
-  }
+  ~HaloExchange() { release(); }
 
-  bool planned() const { return comm_ != MPI_COMM_NULL; }
+  // Planned, handing MPI device buffers or not.
+  bool planned(bool device_buffers) const { return comm_ != MPI_COMM_NULL && device_buffers_ == device_buffers; }
   // The ghost values (column j of the off-diagonal block is ghost(j)),
   // valid after finish() on the stream finish() was given.
   const Values& ghost() const { return ghost_; }
@@ -81,10 +81,13 @@ class HaloExchange {
   // Collective over comm. garray: the ghost columns' global numbers,
   // ordered by owner (PETSc's MPIAIJ keeps them sorted); col_ranges: the
   // column ownership ranges (size + 1 entries), this rank's own
-  // [cstart, cend).
-  PetscErrorCode plan(MPI_Comm comm, const std::vector<PetscInt>& garray, const PetscInt* col_ranges) {
+  // [cstart, cend). device_buffers: MPI gets the device buffers (a
+  // GPU-aware MPI), else they are staged through pinned host buffers.
+  PetscErrorCode plan(MPI_Comm comm, const std::vector<PetscInt>& garray, const PetscInt* col_ranges,
+                      bool device_buffers) {
     PetscMPIInt size = 0, rank = 0;
     PetscFunctionBegin;
+    release();
     PetscCallMPI(MPI_Comm_size(comm, &size));
     PetscCallMPI(MPI_Comm_rank(comm, &rank));
     const PetscInt cstart = col_ranges[rank], cend = col_ranges[rank + 1];
@@ -130,7 +133,8 @@ class HaloExchange {
     send_index_ = send_index;
     send_ = Values(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::halo_send"), wanted.size());
     ghost_ = Values(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::halo_ghost"), garray.size());
-    staged_ = !kOnHost && !use_gpu_aware_mpi;
+    device_buffers_ = device_buffers;
+    staged_ = !kOnHost && !device_buffers;
     if (staged_) {
       send_staged_ = Staged(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::halo_send_staged"), wanted.size());
       ghost_staged_ = Staged(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::halo_ghost_staged"), garray.size());
@@ -141,6 +145,7 @@ class HaloExchange {
     KSPMV_PETSC_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     KSPMV_PETSC_CUDA(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
     KSPMV_PETSC_CUDA(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+    KSPMV_PETSC_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     side_.emplace(stream_);
 #else
     side_.emplace();
@@ -161,7 +166,8 @@ class HaloExchange {
     KSPMV_PETSC_CUDA(cudaEventRecord(ready_, space.cuda_stream()));
     KSPMV_PETSC_CUDA(cudaStreamWaitEvent(stream_, ready_, 0));
 #else
-    (void)space;
+    // (Without CUDA's events: the host waits. On a host build a no-op.)
+    space.fence();
 #endif
     const auto send = send_;
     const auto index = send_index_;
@@ -190,15 +196,47 @@ class HaloExchange {
   }
 
   // Waits for every message; staged values are queued to the device on
-  // `space`, ahead of the off-diagonal block.
-  PetscErrorCode finish(const Exec& space) {
+  // the side stream, where the work that reads ghost() goes next.
+  PetscErrorCode finish() {
     PetscFunctionBegin;
     PetscCallMPI(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
-    if (staged_) Kokkos::deep_copy(space, ghost_, ghost_staged_);
+    if (staged_) Kokkos::deep_copy(*side_, ghost_, ghost_staged_);
+    PetscFunctionReturn(0);
+  }
+
+  // The stream for work on the ghost values beside the diagonal block (at
+  // the device's highest priority).
+  const Exec& side() const { return *side_; }
+
+  // Work queued on `space` from now on follows what is queued on the side
+  // stream so far.
+  PetscErrorCode join(const Exec& space) {
+    PetscFunctionBegin;
+#if defined(KOKKOS_ENABLE_CUDA)
+    KSPMV_PETSC_CUDA(cudaEventRecord(done_, stream_));
+    KSPMV_PETSC_CUDA(cudaStreamWaitEvent(space.cuda_stream(), done_, 0));
+#else
+    (void)space;
+    side_->fence();
+#endif
     PetscFunctionReturn(0);
   }
 
  private:
+  // Errors here cannot be reported (a destructor calls it).
+  void release() {
+    if (comm_ != MPI_COMM_NULL) (void)MPI_Comm_free(&comm_);
+    comm_ = MPI_COMM_NULL;
+    side_.reset();
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (ready_) (void)cudaEventDestroy(ready_);
+    if (done_) (void)cudaEventDestroy(done_);
+    if (stream_) (void)cudaStreamDestroy(stream_);
+    ready_ = done_ = nullptr;
+    stream_ = nullptr;
+#endif
+  }
+
   struct Message {
     PetscMPIInt rank, offset, count;
   };
@@ -209,11 +247,11 @@ class HaloExchange {
   Kokkos::View<std::int64_t*, Space> send_index_;
   Values send_, ghost_;
   Staged send_staged_, ghost_staged_;
-  bool staged_ = false;
+  bool staged_ = false, device_buffers_ = false;
   std::optional<Exec> side_;
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t ready_ = nullptr;
+  cudaEvent_t ready_ = nullptr, done_ = nullptr;
 #endif
 };
 

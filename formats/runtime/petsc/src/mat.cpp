@@ -50,7 +50,7 @@ constexpr bool kHostSpace = std::is_same<Space, Kokkos::HostSpace>::value;
 
 constexpr const char* kComposedName = "MatKspmvGetContext_C";
 // -mat_kspmv_exchange's values, in Exchange's order.
-const char* const kExchangeNames[] = {"scatter", "direct"};
+const char* const kExchangeNames[] = {"scatter", "direct", "direct_gpu_aware"};
 
 // ---- errors: kspmv's exceptions as PETSc error codes ----
 
@@ -186,8 +186,15 @@ struct Context {
   MultTimings timings;
   bool block_timings = false;  // MatKspmvSetBlockTimings: fence and time each block
   bool diagonal_first = false;  // MatKspmvSetDiagonalFirst: the diagonal block before the exchange
-  Exchange exchange = Exchange::Scatter;  // MatKspmvSetExchange
+  Exchange exchange = Exchange::Direct;  // MatKspmvSetExchange
   detail::HaloExchange halo;   // Exchange::Direct's plan and buffers, made at its first product
+  // The off-diagonal block's rows that hold entries, compact (its row k is
+  // local row off_rows(k); the same entries in the same order, so the same
+  // refreshes): Exchange::Direct applies it on the exchange's stream while
+  // the diagonal block runs, into off_partial, and adds that into y after.
+  Block off_compact;
+  Kokkos::View<PetscInt*, Space> off_rows, off_compact_ptr;
+  DeviceVector off_partial;
 
   ~Context() {
     // Errors on the way out cannot be reported from a destructor.
@@ -562,13 +569,26 @@ class VecAccess {
   DeviceVector stage_;
 };
 
+// An exchange this build and this MPI can run.
+PetscErrorCode check_exchange(Exchange e, const char* who) {
+  PetscFunctionBegin;
+  PetscCheck(e == Exchange::Scatter || e == Exchange::Direct || e == Exchange::DirectGpuAware, PETSC_COMM_SELF,
+             PETSC_ERR_ARG_OUTOFRANGE, "%s: %d is not an Exchange", who, static_cast<int>(e));
+  PetscCheck(e != Exchange::DirectGpuAware || kHostSpace || use_gpu_aware_mpi, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS,
+             "%s: Exchange::DirectGpuAware hands device buffers to MPI, and PETSc runs with -use_gpu_aware_mpi 0 "
+             "(an MPI that is not GPU-aware); use Exchange::Direct, which stages through host buffers",
+             who);
+  PetscFunctionReturn(0);
+}
+
 // Exchange::Direct's plan, from the ghost columns and the column ownership
 // (collective: every rank plans at its first product).
 PetscErrorCode plan_halo(Context& c) {
   const PetscInt* ranges = nullptr;
   PetscFunctionBegin;
   PetscCall(MatGetOwnershipRangesColumn(c.aij, &ranges));
-  PetscCall(c.halo.plan(PetscObjectComm(reinterpret_cast<PetscObject>(c.aij)), c.garray, ranges));
+  PetscCall(c.halo.plan(PetscObjectComm(reinterpret_cast<PetscObject>(c.aij)), c.garray, ranges,
+                        c.exchange == Exchange::DirectGpuAware));
   PetscFunctionReturn(0);
 }
 
@@ -603,8 +623,10 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   PetscFunctionBegin;
   PetscCall(check_local_size(x, c.diag.ncols, "x"));
   PetscCall(check_local_size(y, c.diag.nrows, "y"));
-  const bool direct = c.scatter && c.exchange == Exchange::Direct;
-  if (direct && !c.halo.planned()) PetscCall(plan_halo(c));  // collective, as MatMult is
+  const bool direct = c.scatter && c.exchange != Exchange::Scatter;
+  // (Collective, as MatMult is: at the first product, or the first after
+  // the exchange changed.)
+  if (direct && !c.halo.planned(c.exchange == Exchange::DirectGpuAware)) PetscCall(plan_halo(c));
   bool posted = false;  // Exchange::Direct: the sends are posted
   auto begin_exchange = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
@@ -657,23 +679,40 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   if (c.scatter) {
     t.reset();
     if (direct)
-      PetscCall(c.halo.finish(space));
+      PetscCall(c.halo.finish());
     else
       PetscCall(VecScatterEnd(c.scatter, x, c.ghost, INSERT_VALUES, SCATTER_FORWARD));
     c.timings.exchange += t.seconds();
   }
   if (!c.off.m.empty() && !st.code) {
     if (c.diag.m.empty()) PetscCall(ya.write(y, true, c.y_stage, &yv));
-    if (direct)
-      gv = c.halo.ghost();
-    else
-      PetscCall(ga.read(c.ghost, c.g_stage, &gv));
+    if (!direct) PetscCall(ga.read(c.ghost, c.g_stage, &gv));
     const bool fence = c.block_timings || !ga.stream_ordered() || !ya.stream_ordered();
     t.reset();
-    st.run("kspmv matrix, off-diagonal block", [&] {
-      c.off.m.apply(space, PetscScalar(1), gv, PetscScalar(1), yv);
-      if (fence) space.fence();
-    });
+    if (direct) {
+      // The rows with entries on the exchange's stream (the diagonal
+      // block may still be running), then their sums added into y on
+      // PETSc's stream after it.
+      st.run("kspmv matrix, off-diagonal block", [&] {
+        c.off_compact.m.apply(c.halo.side(), PetscScalar(1), ConstDeviceVector(c.halo.ghost()), PetscScalar(0),
+                              c.off_partial);
+      });
+      PetscCall(c.halo.join(space));
+      const auto rows = c.off_rows;
+      const auto partial = c.off_partial;
+      const auto out = yv;
+      st.run("kspmv matrix, off-diagonal block", [&] {
+        Kokkos::parallel_for(
+            "kspmv::petsc::add_off_rows", Kokkos::RangePolicy<Exec>(space, 0, rows.extent(0)),
+            KOKKOS_LAMBDA(const std::size_t k) { out(rows(k)) += partial(k); });
+        if (fence) space.fence();
+      });
+    } else {
+      st.run("kspmv matrix, off-diagonal block", [&] {
+        c.off.m.apply(space, PetscScalar(1), gv, PetscScalar(1), yv);
+        if (fence) space.fence();
+      });
+    }
     if (fence) c.timings.offdiagonal += t.seconds();
     PetscCall(ga.restore());
   }
@@ -875,6 +914,44 @@ void diagonal_on_host(Context& c) {
   c.diagonal_stale = false;
 }
 
+// The compact off-diagonal block (Context::off_compact) from the rows'
+// list and their offsets, the entries being the whole block's.
+void set_off_compact(Context& c, Kokkos::View<PetscInt*, Space> rows, Kokkos::View<PetscInt*, Space> ptr, KMatrix m) {
+  c.off_rows = rows;
+  c.off_compact_ptr = ptr;
+  c.off_compact.nrows = static_cast<PetscInt>(rows.extent(0));
+  c.off_compact.ncols = c.off.ncols;
+  c.off_compact.nnz = c.off.nnz;
+  c.off_compact.m = std::move(m);
+  c.off_partial = DeviceVector(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::off_partial"), rows.extent(0));
+}
+
+// Every row of the compact block holds entries: the off-diagonal rule then
+// picks CSR unless asked otherwise.
+kspmv::Format off_compact_format(const Context& c, PetscInt rows) {
+  return offdiag_pick(c.off_asked, rows, rows, c.off.nnz);
+}
+
+void build_off_compact(Context& c, const kspmv::HostCsr<PetscScalar>& ho, const kspmv::ConvertOptions& opt) {
+  kspmv::HostCsr<PetscScalar> hc(0, ho.ncols);
+  std::vector<PetscInt> rows;
+  for (kspmv::ordinal_t i = 0; i < ho.nrows; ++i)
+    if (ho.row_ptr[i + 1] > ho.row_ptr[i]) {
+      rows.push_back(static_cast<PetscInt>(i));
+      hc.row_ptr.push_back(ho.row_ptr[i + 1]);
+    }
+  hc.nrows = static_cast<kspmv::ordinal_t>(rows.size());
+  hc.col_idx = ho.col_idx;
+  hc.values = ho.values;
+  Kokkos::View<PetscInt*, Space> drows(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::off_rows"), rows.size());
+  Kokkos::deep_copy(drows, Kokkos::View<const PetscInt*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                               rows.data(), rows.size()));
+  auto m = KMatrix::convert(hc, off_compact_format(c, hc.nrows), opt);
+  set_off_compact(c, drows, Kokkos::View<PetscInt*, Space>(), std::move(m));
+}
+
+void build_off_compact_on_device(Context& c, const DeviceArrays& o, const kspmv::ConvertOptions& opt);
+
 // Both blocks from PETSc's device arrays (MATAIJKOKKOS) with no trip
 // through the host: kspmv builds from device views, and a kernel finds the
 // diagonal. `done` is false (nothing read) where a block is elsewhere or
@@ -919,9 +996,41 @@ PetscErrorCode build_local_on_device(Context& c, const Blocks& b, const kspmv::C
   const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_format) + ")";
   if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = convert(d, c.diag_asked); });
   if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = convert(o, c.off_format); });
-  c.timings.conversion = c.diag.m.conversion_seconds() + c.off.m.conversion_seconds();
+  if (c.off.nnz > 0) st.run(oname + ", its rows with entries", [&] { build_off_compact_on_device(c, o, opt); });
+  c.timings.conversion =
+      c.diag.m.conversion_seconds() + c.off.m.conversion_seconds() + c.off_compact.m.conversion_seconds();
   c.timings.device_input = true;
   PetscFunctionReturn(0);
+}
+
+// The compact off-diagonal block from PETSc's device arrays: a scan lists
+// the rows with entries and their offsets; the columns and values are the
+// block's own.
+void build_off_compact_on_device(Context& c, const DeviceArrays& o, const kspmv::ConvertOptions& opt) {
+  const DeviceIndices ia(o.ia, static_cast<std::size_t>(o.n) + 1);
+  PetscInt nr = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::petsc::off_rows_count", Kokkos::RangePolicy<Exec>(0, o.n),
+      KOKKOS_LAMBDA(const PetscInt i, PetscInt& count) { count += ia(i + 1) > ia(i) ? 1 : 0; }, nr);
+  Kokkos::View<PetscInt*, Space> rows(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::off_rows"),
+                                      static_cast<std::size_t>(nr));
+  Kokkos::View<PetscInt*, Space> ptr(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::off_compact_ptr"),
+                                     static_cast<std::size_t>(nr) + 1);
+  Kokkos::parallel_scan(
+      "kspmv::petsc::off_rows", Kokkos::RangePolicy<Exec>(0, o.n),
+      KOKKOS_LAMBDA(const PetscInt i, PetscInt& k, const bool final) {
+        const bool has = ia(i + 1) > ia(i);
+        if (final && has) {
+          rows(k) = i;
+          ptr(k) = ia(i);
+        }
+        k += has ? 1 : 0;
+      });
+  Kokkos::deep_copy(Kokkos::subview(ptr, static_cast<std::size_t>(nr)), o.nnz);
+  auto m = KMatrix::from_device_views(nr, o.ncols, DeviceIndices(ptr.data(), static_cast<std::size_t>(nr) + 1),
+                                      DeviceIndices(o.ja, static_cast<std::size_t>(o.nnz)),
+                                      DeviceValues(o.a, static_cast<std::size_t>(o.nnz)), off_compact_format(c, nr), opt);
+  set_off_compact(c, rows, ptr, std::move(m));
 }
 
 // Both blocks read and converted on this rank; failures land in `st`.
@@ -957,7 +1066,9 @@ PetscErrorCode build_local(Context& c, const Blocks& b, const kspmv::ConvertOpti
   const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_format) + ")";
   if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = KMatrix::convert(hd, c.diag_asked, opt); });
   if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = KMatrix::convert(ho, c.off_format, opt); });
-  c.timings.conversion = c.diag.m.conversion_seconds() + c.off.m.conversion_seconds();
+  if (c.off.nnz > 0) st.run(oname + ", its rows with entries", [&] { build_off_compact(c, ho, opt); });
+  c.timings.conversion =
+      c.diag.m.conversion_seconds() + c.off.m.conversion_seconds() + c.off_compact.m.conversion_seconds();
   PetscFunctionReturn(0);
 }
 
@@ -1081,8 +1192,9 @@ PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format 
     if (set) c->diagonal_first = first == PETSC_TRUE;
     // -mat_kspmv_exchange scatter|direct (MatKspmvSetExchange).
     PetscInt which = 0;
-    PetscCall(PetscOptionsGetEList(nullptr, nullptr, "-mat_kspmv_exchange", kExchangeNames, 2, &which, &set));
-    if (set) c->exchange = which == 1 ? Exchange::Direct : Exchange::Scatter;
+    PetscCall(PetscOptionsGetEList(nullptr, nullptr, "-mat_kspmv_exchange", kExchangeNames, 3, &which, &set));
+    if (set) PetscCall(check_exchange(static_cast<Exchange>(which), "-mat_kspmv_exchange"));
+    if (set) c->exchange = static_cast<Exchange>(which);
   }
   PetscCall(MatGetOwnershipRange(aij, &c->rstart, nullptr));
   PetscCall(MatGetOwnershipRangeColumn(aij, &c->cstart, &c->cend));
@@ -1147,12 +1259,22 @@ PetscErrorCode MatKspmvGetFormats(Mat K, kspmv::Format* diag, kspmv::Format* off
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t) {
+namespace {
+// One of K's settings or figures into *out (MatKspmvGetTimings, ...GetExchange).
+template <class T>
+PetscErrorCode get_field(Mat K, T Context::*which, T* out, const char* fn) {
   Context* c = nullptr;
   PetscFunctionBegin;
   PetscCall(get_context(K, &c));
-  PetscCheck(t, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "kspmv::petsc::MatKspmvGetTimings: argument 2 is null");
-  *t = c->timings;
+  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "kspmv::petsc::%s: argument 2 is null", fn);
+  *out = c->*which;
+  PetscFunctionReturn(0);
+}
+}  // namespace
+
+PetscErrorCode MatKspmvGetTimings(Mat K, MultTimings* t) {
+  PetscFunctionBegin;
+  PetscCall(get_field(K, &Context::timings, t, "MatKspmvGetTimings"));
   PetscFunctionReturn(0);
 }
 
@@ -1183,18 +1305,14 @@ PetscErrorCode MatKspmvSetExchange(Mat K, Exchange e) {
   Context* c = nullptr;
   PetscFunctionBegin;
   PetscCall(get_context(K, &c));
-  PetscCheck(e == Exchange::Scatter || e == Exchange::Direct, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
-             "MatKspmvSetExchange: %d is not an Exchange", static_cast<int>(e));
+  PetscCall(check_exchange(e, "MatKspmvSetExchange"));
   c->exchange = e;
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode MatKspmvGetExchange(Mat K, Exchange* e) {
-  Context* c = nullptr;
   PetscFunctionBegin;
-  PetscCall(get_context(K, &c));
-  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "MatKspmvGetExchange: argument 2 is null");
-  *e = c->exchange;
+  PetscCall(get_field(K, &Context::exchange, e, "MatKspmvGetExchange"));
   PetscFunctionReturn(0);
 }
 
@@ -1264,7 +1382,7 @@ PetscErrorCode MatKspmvRefresh(Mat K) {
                 " -> " + std::to_string(dnnz) + " + " + std::to_string(onnz) + ", ghost columns " +
                 std::to_string(c->garray.size()) + " -> " + std::to_string(b.nghost) +
                 "); MatKspmvRefresh takes new values only: create a new kspmv matrix");
-  for (const Block* blk : {&c->diag, &c->off})
+  for (const Block* blk : {&c->diag, &c->off, &c->off_compact})
     if (!blk->m.empty() && !blk->m.refreshable())
       st.fail(PETSC_ERR_SUP, std::string("the ") + (blk == &c->diag ? "diagonal" : "off-diagonal") + " block (" +
                                  blk->m.name() + ") was converted with ConvertOptions::value_map off and cannot be refreshed");
@@ -1285,6 +1403,8 @@ PetscErrorCode MatKspmvRefresh(Mat K) {
     });
     st.run("refresh of the off-diagonal block", [&] {
       if (!c->off.m.empty()) c->off.m.update_values(space, DeviceValues(o.a, static_cast<std::size_t>(o.nnz)));
+      if (!c->off_compact.m.empty())
+        c->off_compact.m.update_values(space, DeviceValues(o.a, static_cast<std::size_t>(o.nnz)));
     });
     st.run("diagonal entries", [&] { fill_diagonal_on_device(*c, DeviceValues(d.a, static_cast<std::size_t>(d.nnz))); });
     space.fence();
@@ -1298,7 +1418,10 @@ PetscErrorCode MatKspmvRefresh(Mat K) {
   PetscCall(MatSeqAIJGetArrayRead(b.ad, &dv));
   if (b.ao) PetscCall(MatSeqAIJGetArrayRead(b.ao, &ov));
   st.run("refresh of the diagonal block", [&] { refresh_block(c->diag, dv); });
-  st.run("refresh of the off-diagonal block", [&] { refresh_block(c->off, ov); });
+  st.run("refresh of the off-diagonal block", [&] {
+    refresh_block(c->off, ov);
+    refresh_block(c->off_compact, ov);
+  });
   fill_diagonal(*c, dv, ov);
   if (b.ao) PetscCall(MatSeqAIJRestoreArrayRead(b.ao, &ov));
   PetscCall(MatSeqAIJRestoreArrayRead(b.ad, &dv));

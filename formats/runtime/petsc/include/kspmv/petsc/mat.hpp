@@ -91,9 +91,10 @@ PetscErrorCode MatIsKspmv(Mat K, PetscBool* flg);
 PetscErrorCode MatKspmvGetFormats(Mat K, kspmv::Format* diag, kspmv::Format* offdiag);
 
 // Seconds spent by this rank in K's MatMults (MatMultAdd's included) since creation
-// or the last reset: the whole product, the halo exchange (VecScatterBegin
-// and VecScatterEnd: the wait for ghost values the diagonal block did not
-// hide), the diagonal block and the off-diagonal block. The blocks are
+// or the last reset: the whole product, the halo exchange (the host's time
+// in it: VecScatterBegin and VecScatterEnd, or the direct exchange's pack,
+// posts and wait, which the diagonal block may hide), the diagonal block
+// and the off-diagonal block. The blocks are
 // timed where they are fenced: always on the host and with vectors that
 // are not stream-ordered, and on PETSc's stream only with block timings on
 // (MatKspmvSetBlockTimings), which fences each block (device time plus
@@ -116,7 +117,8 @@ PetscErrorCode MatKspmvResetTimings(Mat K);
 // Block timings on (PETSC_TRUE) or off (the default): see MultTimings.
 // Not collective.
 PetscErrorCode MatKspmvSetBlockTimings(Mat K, PetscBool on);
-// The order of MatMult's work: PETSC_FALSE (the default) starts the halo
+// The order of MatMult's work with Exchange::Scatter (below; the direct
+// exchanges always pack first): PETSC_FALSE (the default) starts the halo
 // exchange, applies the diagonal block while it is in flight, then the
 // off-diagonal block; PETSC_TRUE queues the diagonal block first and then
 // exchanges. PETSc's scatter waits for the stream before it hands the
@@ -130,20 +132,26 @@ PetscErrorCode MatKspmvSetDiagonalFirst(Mat K, PetscBool on);
 
 // How MatMult fetches the ghost values (the x entries of other ranks that
 // the off-diagonal block reads):
-//   Scatter: PETSc's VecScatter (the default), in the order
-//     MatKspmvSetDiagonalFirst sets.
-//   Direct: kspmv's own exchange. It packs the values the neighbours read
+//   Scatter: PETSc's VecScatter, in the order MatKspmvSetDiagonalFirst
+//     sets.
+//   Direct (the default): kspmv's own exchange. It packs the values the neighbours read
 //     on a stream of its own at the device's highest priority, queues the
-//     diagonal block behind the pack on PETSc's stream, waits on the host
-//     for the pack alone, and sends and receives with MPI point to point
-//     straight into the buffer the off-diagonal block reads (device
-//     buffers where PETSc's -use_gpu_aware_mpi is on, else staged through
-//     pinned host buffers). The diagonal block runs through the whole
-//     exchange. Planned at the first product (collective, a few messages);
-//     MatMultTranspose still goes through PETSc's scatter.
-// The options database's -mat_kspmv_exchange scatter|direct sets it at
-// creation. Every rank must choose the same. Not collective.
-enum class Exchange { Scatter, Direct };
+//     diagonal block behind the pack on PETSc's stream, copies the pack to
+//     pinned host memory on its stream, waits on the host for that alone,
+//     and sends and receives with MPI point to point; the ghost values go
+//     back to the device on its stream, where the off-diagonal block's
+//     rows with entries are applied while the diagonal block still runs,
+//     and only adding their sums into y waits for it. Works with any MPI.
+//   DirectGpuAware: the same with the device buffers handed to MPI (a
+//     GPU-aware MPI: PETSc's -use_gpu_aware_mpi on). Open MPI 4.1's CUDA
+//     path copies on the legacy default stream, which waits for the
+//     diagonal block, so this measured slower than Direct (2 H200s).
+// The direct exchanges are planned at the first product (collective, a
+// few messages); MatMultTranspose goes through PETSc's scatter. On a host
+// build Direct and DirectGpuAware are the same.
+// The options database's -mat_kspmv_exchange scatter|direct|direct_gpu_aware
+// sets it at creation. Every rank must choose the same. Not collective.
+enum class Exchange { Scatter, Direct, DirectGpuAware };
 PetscErrorCode MatKspmvSetExchange(Mat K, Exchange e);
 PetscErrorCode MatKspmvGetExchange(Mat K, Exchange* e);
 
