@@ -609,10 +609,11 @@ PetscErrorCode check_local_size(Vec v, PetscInt expected, const char* which) {
 //
 // The exchange runs beside the diagonal block: by PETSc's scatter
 // (Exchange::Scatter; the scatter first by default, or the block first),
-// or by kspmv's own (Exchange::Direct, halo.hpp: the pack queued on a
-// high-priority stream, the block queued behind it on PETSc's, then the
-// host waits for the pack alone and posts MPI; the ghost values land where
-// the off-diagonal block reads them).
+// or by kspmv's own (the direct exchanges, halo.hpp: the pack queued on a
+// high-priority stream, the block queued behind it on PETSc's, the host
+// waiting for the pack alone before it posts MPI, and the compact
+// off-diagonal block applied on that stream as soon as the ghost values
+// are in; only adding its sums into y follows the diagonal block).
 PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   const Exec space = product_space();
   Kokkos::Timer total, t;
@@ -832,9 +833,12 @@ PetscErrorCode view_op(Mat K, PetscViewer viewer) {
   if (c->device_input)
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] blocks read from PETSc's device arrays\n", rank));
   PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] diagonal block: %s\n", rank, describe(c->diag, c->diag_asked).c_str()));
-  if (c->mpi)
+  if (c->mpi) {
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] off-diagonal block: %s\n", rank,
                                                  describe(c->off, c->off_asked).c_str()));
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] halo exchange: %s\n", rank,
+                                                 kExchangeNames[static_cast<int>(c->exchange)]));
+  }
   PetscCall(PetscViewerFlush(viewer));
   PetscCall(PetscViewerASCIIPopSynchronized(viewer));
   PetscFunctionReturn(0);
