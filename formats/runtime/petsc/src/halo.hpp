@@ -74,9 +74,9 @@ class HaloExchange {
   // Planned, handing MPI device buffers or not.
   bool planned(bool device_buffers) const { return comm_ != MPI_COMM_NULL && device_buffers_ == device_buffers; }
   // The ghost values (column j of the off-diagonal block is ghost(j)),
-  // valid after finish() on the stream finish() was given.
+  // valid after finish() for work queued on side() (join() orders another
+  // stream after it).
   const Values& ghost() const { return ghost_; }
-  bool staged() const { return staged_; }
 
   // Collective over comm. garray: the ghost columns' global numbers,
   // ordered by owner (PETSc's MPIAIJ keeps them sorted); col_ranges: the
