@@ -6,7 +6,7 @@
 //       [-diag_format auto[,dia,pellr,...]] [-offdiag_format auto] [-scattered] [-mults 50]
 //       [-kspmv_input aij|aijkokkos|aijcusparse] [-compare_types aijkokkos,aijcusparse]
 //       [-solves 0] [-matrices SPEC,SPEC,...] [-csv FILE]
-//       [-exchanges_too scatter,direct,direct_gpu_aware] [-diagonal_first_too]
+//       [-exchanges_too scatter,direct,direct_gpu_aware,direct_peer,direct_staged] [-diagonal_first_too]
 //
 // Two matrices, each distributed over the ranks in contiguous blocks of
 // rows (PETSc's default split), or with -scattered in a random global
@@ -582,6 +582,10 @@ PetscErrorCode run_format(const Options& o, Mat Ain, const std::string& name, ks
       else if (e == "direct") variants.push_back({"direct", kspmv::petsc::Exchange::Direct, PETSC_FALSE});
       else if (e == "direct_gpu_aware")
         variants.push_back({"direct_gpu_aware", kspmv::petsc::Exchange::DirectGpuAware, PETSC_FALSE});
+      else if (e == "direct_peer")
+        variants.push_back({"direct_peer", kspmv::petsc::Exchange::DirectPeer, PETSC_FALSE});
+      else if (e == "direct_staged")
+        variants.push_back({"direct_staged", kspmv::petsc::Exchange::DirectStaged, PETSC_FALSE});
       else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-exchanges_too: unknown exchange '%s'", e.c_str());
     }
     if (o.diagonal_first_too)
@@ -755,7 +759,7 @@ int main(int argc, char** argv) {
                              "also time each kspmv matrix with PETSc's scatter and its diagonal block before the exchange",
                              nullptr, o.diagonal_first_too, &o.diagonal_first_too, nullptr));
   PetscCall(PetscOptionsString("-exchanges_too",
-                               "also time each kspmv matrix with these halo exchanges (scatter,direct,direct_gpu_aware), "
+                               "also time each kspmv matrix with these halo exchanges (scatter,direct,direct_gpu_aware,direct_peer,direct_staged), "
                                "their products checked against the default's",
                                nullptr, o.exchanges_too, o.exchanges_too, sizeof(o.exchanges_too), nullptr));
   PetscOptionsEnd();

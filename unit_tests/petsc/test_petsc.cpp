@@ -718,16 +718,47 @@ TEST(PetscMat, DirectExchangesGiveTheSameProducts) {
     Exchange e = Exchange::Scatter;
     KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K, &e));
     EXPECT_EQ(e, Exchange::Direct) << "the default";
-    for (Exchange ex : {Exchange::Direct, Exchange::Scatter, Exchange::DirectGpuAware, Exchange::Direct}) {
+    constexpr bool host_build = std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+    for (Exchange ex : {Exchange::Direct, Exchange::Scatter, Exchange::DirectGpuAware, Exchange::DirectStaged,
+                        Exchange::DirectPeer, Exchange::Direct}) {
+      Exchange before = Exchange::Scatter;
+      KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K, &before));
       PetscErrorCode set = 0;
       {
         QuietErrors quiet;
         set = kspmv::petsc::MatKspmvSetExchange(K, ex);
       }
       if (set) {
-        // Only a device build whose PETSc runs with -use_gpu_aware_mpi 0 refuses.
-        EXPECT_TRUE(ex == Exchange::DirectGpuAware && set == PETSC_ERR_SUP_SYS) << set;
+        // A device build whose PETSc runs with -use_gpu_aware_mpi 0
+        // refuses DirectGpuAware; a host build refuses DirectPeer.
+        EXPECT_EQ(set, PETSC_ERR_SUP_SYS);
+        EXPECT_TRUE(ex == Exchange::DirectGpuAware || (ex == Exchange::DirectPeer && host_build))
+            << static_cast<int>(ex);
+        KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K, &e));
+        EXPECT_EQ(e, before) << "a refused exchange changes nothing";
         continue;
+      }
+      EXPECT_FALSE(ex == Exchange::DirectPeer && host_build) << "a host build has no device to map";
+      if (ex == Exchange::DirectPeer) {
+        // Where the ranks' GPUs cannot map each other's memory (each rank
+        // sees one GPU, say) the first product fails on every rank with
+        // PETSC_ERR_SUP_SYS and the next one plans again.
+        Vec x, y;
+        KSPMV_PCALL(MatCreateVecs(K, &x, &y));
+        KSPMV_PCALL(VecSet(x, 1));
+        PetscErrorCode mult = 0;
+        {
+          QuietErrors quiet;
+          mult = MatMult(K, x, y);
+        }
+        KSPMV_PCALL(VecDestroy(&x));
+        KSPMV_PCALL(VecDestroy(&y));
+        if (mult) {
+          EXPECT_EQ(mult, PETSC_ERR_SUP_SYS);
+          std::printf("note: Exchange::DirectPeer cannot map the neighbours' memory here (%s): %s\n",
+                      ownership_name(own), last_error_message(mult).c_str());
+          continue;
+        }
       }
       for (int seed = 41; seed < 43; ++seed)
         EXPECT_TRUE(check_products(a, K, A, seed)) << ownership_name(own) << ", exchange " << static_cast<int>(ex);
@@ -753,6 +784,17 @@ TEST(PetscMat, DirectExchangesGiveTheSameProducts) {
     EXPECT_EQ(e, Exchange::Scatter);
     EXPECT_TRUE(check_products(b, K2, A, 47)) << ownership_name(own) << ", options database";
     KSPMV_PCALL(MatDestroy(&K2));
+    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "direct_staged"));
+    KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2));
+    KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K2, &e));
+    EXPECT_EQ(e, Exchange::DirectStaged);
+    EXPECT_TRUE(check_products(b, K2, A, 48)) << ownership_name(own) << ", options database, staged";
+    KSPMV_PCALL(MatDestroy(&K2));
+    if (host_build) {
+      KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "direct_peer"));
+      EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2); },
+                             PETSC_ERR_SUP_SYS, "DirectPeer"));
+    }
     KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "sideways"));
     PetscErrorCode bad = 0;
     {

@@ -50,7 +50,8 @@ constexpr bool kHostSpace = std::is_same<Space, Kokkos::HostSpace>::value;
 
 constexpr const char* kComposedName = "MatKspmvGetContext_C";
 // -mat_kspmv_exchange's values, in Exchange's order.
-const char* const kExchangeNames[] = {"scatter", "direct", "direct_gpu_aware"};
+const char* const kExchangeNames[] = {"scatter", "direct", "direct_gpu_aware", "direct_peer", "direct_staged"};
+constexpr PetscInt kExchanges = sizeof(kExchangeNames) / sizeof(kExchangeNames[0]);
 
 // ---- errors: kspmv's exceptions as PETSc error codes ----
 
@@ -572,8 +573,12 @@ class VecAccess {
 // An exchange this build and this MPI can run.
 PetscErrorCode check_exchange(Exchange e, const char* who) {
   PetscFunctionBegin;
-  PetscCheck(e == Exchange::Scatter || e == Exchange::Direct || e == Exchange::DirectGpuAware, PETSC_COMM_SELF,
-             PETSC_ERR_ARG_OUTOFRANGE, "%s: %d is not an Exchange", who, static_cast<int>(e));
+  PetscCheck(static_cast<int>(e) >= 0 && static_cast<int>(e) < kExchanges, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "%s: %d is not an Exchange", who, static_cast<int>(e));
+  PetscCheck(e != Exchange::DirectPeer || !kHostSpace, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS,
+             "%s: Exchange::DirectPeer maps the neighbours' device memory (CUDA IPC), and this build runs on the host; "
+             "use Exchange::Direct",
+             who);
   PetscCheck(e != Exchange::DirectGpuAware || kHostSpace || use_gpu_aware_mpi, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS,
              "%s: Exchange::DirectGpuAware hands device buffers to MPI, and PETSc runs with -use_gpu_aware_mpi 0 "
              "(an MPI that is not GPU-aware); use Exchange::Direct, which stages through host buffers",
@@ -581,14 +586,24 @@ PetscErrorCode check_exchange(Exchange e, const char* who) {
   PetscFunctionReturn(0);
 }
 
-// Exchange::Direct's plan, from the ghost columns and the column ownership
-// (collective: every rank plans at its first product).
+// How a direct exchange moves the halo (halo.hpp).
+detail::HaloExchange::Route route_of(Exchange e) {
+  using Route = detail::HaloExchange::Route;
+  switch (e) {
+    case Exchange::DirectGpuAware: return Route::GpuAware;
+    case Exchange::DirectPeer: return Route::Peer;
+    case Exchange::DirectStaged: return Route::Staged;
+    default: return Route::PeerElseStaged;
+  }
+}
+
+// A direct exchange's plan, from the ghost columns and the column
+// ownership (collective: every rank plans at its first product).
 PetscErrorCode plan_halo(Context& c) {
   const PetscInt* ranges = nullptr;
   PetscFunctionBegin;
   PetscCall(MatGetOwnershipRangesColumn(c.aij, &ranges));
-  PetscCall(c.halo.plan(PetscObjectComm(reinterpret_cast<PetscObject>(c.aij)), c.garray, ranges,
-                        c.exchange == Exchange::DirectGpuAware));
+  PetscCall(c.halo.plan(PetscObjectComm(reinterpret_cast<PetscObject>(c.aij)), c.garray, ranges, route_of(c.exchange)));
   PetscFunctionReturn(0);
 }
 
@@ -627,7 +642,7 @@ PetscErrorCode multiply(Context& c, Vec x, Vec y) {
   const bool direct = c.scatter && c.exchange != Exchange::Scatter;
   // (Collective, as MatMult is: at the first product, or the first after
   // the exchange changed.)
-  if (direct && !c.halo.planned(c.exchange == Exchange::DirectGpuAware)) PetscCall(plan_halo(c));
+  if (direct && !c.halo.planned(route_of(c.exchange))) PetscCall(plan_halo(c));
   bool posted = false;  // Exchange::Direct: the sends are posted
   auto begin_exchange = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
@@ -836,8 +851,14 @@ PetscErrorCode view_op(Mat K, PetscViewer viewer) {
   if (c->mpi) {
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] off-diagonal block: %s\n", rank,
                                                  describe(c->off, c->off_asked).c_str()));
-    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] halo exchange: %s\n", rank,
-                                                 kExchangeNames[static_cast<int>(c->exchange)]));
+    // (A direct exchange's route is known once planned, at the first product.)
+    const char* route = "";
+    if (c->exchange != Exchange::Scatter && c->halo.planned(route_of(c->exchange)))
+      route = c->halo.route() == detail::HaloExchange::Route::Peer       ? " (device to device)"
+              : c->halo.route() == detail::HaloExchange::Route::GpuAware ? " (device buffers to MPI)"
+                                                                          : " (staged through the host)";
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] halo exchange: %s%s\n", rank,
+                                                 kExchangeNames[static_cast<int>(c->exchange)], route));
   }
   PetscCall(PetscViewerFlush(viewer));
   PetscCall(PetscViewerASCIIPopSynchronized(viewer));
@@ -1194,9 +1215,9 @@ PetscErrorCode MatCreateKspmv(Mat aij, kspmv::Format diag_format, kspmv::Format 
     PetscBool first = PETSC_FALSE, set = PETSC_FALSE;
     PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-mat_kspmv_diagonal_first", &first, &set));
     if (set) c->diagonal_first = first == PETSC_TRUE;
-    // -mat_kspmv_exchange scatter|direct (MatKspmvSetExchange).
+    // -mat_kspmv_exchange NAME, one of kExchangeNames (MatKspmvSetExchange).
     PetscInt which = 0;
-    PetscCall(PetscOptionsGetEList(nullptr, nullptr, "-mat_kspmv_exchange", kExchangeNames, 3, &which, &set));
+    PetscCall(PetscOptionsGetEList(nullptr, nullptr, "-mat_kspmv_exchange", kExchangeNames, kExchanges, &which, &set));
     if (set) PetscCall(check_exchange(static_cast<Exchange>(which), "-mat_kspmv_exchange"));
     if (set) c->exchange = static_cast<Exchange>(which);
   }

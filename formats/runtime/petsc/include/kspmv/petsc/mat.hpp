@@ -134,24 +134,39 @@ PetscErrorCode MatKspmvSetDiagonalFirst(Mat K, PetscBool on);
 // the off-diagonal block reads):
 //   Scatter: PETSc's VecScatter, in the order MatKspmvSetDiagonalFirst
 //     sets.
-//   Direct (the default): kspmv's own exchange. It packs the values the neighbours read
-//     on a stream of its own at the device's highest priority, queues the
-//     diagonal block behind the pack on PETSc's stream, copies the pack to
-//     pinned host memory on its stream, waits on the host for that alone,
-//     and sends and receives with MPI point to point; the ghost values go
-//     back to the device on its stream, where the off-diagonal block's
-//     rows with entries are applied while the diagonal block still runs,
-//     and only adding their sums into y waits for it. Works with any MPI.
-//   DirectGpuAware: the same with the device buffers handed to MPI (a
-//     GPU-aware MPI: PETSc's -use_gpu_aware_mpi on). Open MPI 4.1's CUDA
-//     path copies on the legacy default stream, which waits for the
-//     diagonal block, so this measured slower than Direct (2 H200s).
+//   Direct (the default): kspmv's own exchange. It packs the values the
+//     neighbours read on a stream of its own at the device's highest
+//     priority and queues the diagonal block behind the pack on PETSc's
+//     stream; the off-diagonal block's rows with entries are applied on
+//     that stream as soon as the ghost values are in, while the diagonal
+//     block still runs, and only adding their sums into y waits for it.
+//     The values move device to device where every rank that shares ghost
+//     values is on one node and the GPUs map each other's memory (the
+//     route DirectPeer names), else through the host (DirectStaged's).
+//     The ranks choose together at the first product.
+//   DirectPeer: the pack writes straight into each neighbour's ghost
+//     buffer, mapped by CUDA IPC, ordered by interprocess events; MPI
+//     carries only empty messages and the host never waits for the device.
+//     An error (PETSC_ERR_SUP_SYS at the first product, on every rank)
+//     where some rank cannot map its neighbours' memory; refused on a host
+//     build.
+//   DirectStaged: the pack is copied to pinned host memory on kspmv's
+//     stream, the host waits for that alone and sends and receives with
+//     MPI point to point; the ghost values go back on that stream. Works
+//     with any MPI.
+//   DirectGpuAware: the device buffers handed to MPI (a GPU-aware MPI:
+//     PETSc's -use_gpu_aware_mpi on). Open MPI 4.1's CUDA path copies on
+//     the legacy default stream, which waits for the diagonal block, so
+//     this measured slower than the staged route (2 H200s).
 // The direct exchanges are planned at the first product (collective, a
 // few messages); MatMultTranspose goes through PETSc's scatter. On a host
-// build Direct and DirectGpuAware are the same.
-// The options database's -mat_kspmv_exchange scatter|direct|direct_gpu_aware
-// sets it at creation. Every rank must choose the same. Not collective.
-enum class Exchange { Scatter, Direct, DirectGpuAware };
+// build Direct, DirectStaged and DirectGpuAware are the same.
+// The options database's -mat_kspmv_exchange
+// scatter|direct|direct_gpu_aware|direct_peer|direct_staged sets it at
+// creation. Every rank must choose the same. Not collective; MatDestroy
+// of a matrix whose exchange went device to device is collective, as
+// PETSc's MatDestroy is.
+enum class Exchange { Scatter, Direct, DirectGpuAware, DirectPeer, DirectStaged };
 PetscErrorCode MatKspmvSetExchange(Mat K, Exchange e);
 PetscErrorCode MatKspmvGetExchange(Mat K, Exchange* e);
 
