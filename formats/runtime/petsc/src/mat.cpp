@@ -957,17 +957,24 @@ kspmv::Format off_compact_format(const Context& c, PetscInt rows) {
   return offdiag_pick(c.off_asked, rows, rows, c.off.nnz);
 }
 
-void build_off_compact(Context& c, const kspmv::HostCsr<PetscScalar>& ho, const kspmv::ConvertOptions& opt) {
-  kspmv::HostCsr<PetscScalar> hc(0, ho.ncols);
+// The off-diagonal block's rows that hold entries.
+std::vector<PetscInt> rows_with_entries(const kspmv::HostCsr<PetscScalar>& ho) {
   std::vector<PetscInt> rows;
   for (kspmv::ordinal_t i = 0; i < ho.nrows; ++i)
-    if (ho.row_ptr[i + 1] > ho.row_ptr[i]) {
-      rows.push_back(static_cast<PetscInt>(i));
-      hc.row_ptr.push_back(ho.row_ptr[i + 1]);
-    }
-  hc.nrows = static_cast<kspmv::ordinal_t>(rows.size());
-  hc.col_idx = ho.col_idx;
-  hc.values = ho.values;
+    if (ho.row_ptr[i + 1] > ho.row_ptr[i]) rows.push_back(static_cast<PetscInt>(i));
+  return rows;
+}
+
+// The compact off-diagonal block from the host block, whose columns and
+// values it takes over (the block itself is converted by then).
+void build_off_compact(Context& c, kspmv::HostCsr<PetscScalar>&& ho, const std::vector<PetscInt>& rows,
+                       const kspmv::ConvertOptions& opt) {
+  kspmv::HostCsr<PetscScalar> hc(static_cast<kspmv::ordinal_t>(rows.size()), ho.ncols);
+  hc.row_ptr.resize(rows.size() + 1);
+  hc.row_ptr[0] = 0;
+  for (std::size_t k = 0; k < rows.size(); ++k) hc.row_ptr[k + 1] = ho.row_ptr[static_cast<std::size_t>(rows[k]) + 1];
+  hc.col_idx = std::move(ho.col_idx);
+  hc.values = std::move(ho.values);
   Kokkos::View<PetscInt*, Space> drows(Kokkos::ViewAllocateWithoutInitializing("kspmv::petsc::off_rows"), rows.size());
   Kokkos::deep_copy(drows, Kokkos::View<const PetscInt*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                                rows.data(), rows.size()));
@@ -1009,19 +1016,14 @@ PetscErrorCode build_local_on_device(Context& c, const Blocks& b, const kspmv::C
                                       DeviceIndices(a.ja, static_cast<std::size_t>(a.nnz)),
                                       DeviceValues(a.a, static_cast<std::size_t>(a.nnz)), f, opt);
   };
-  PetscInt nonempty = 0;
-  if (b.ao && c.off_asked == kspmv::Format::Auto) {
-    const DeviceIndices ia(o.ia, static_cast<std::size_t>(o.n) + 1);
-    Kokkos::parallel_reduce(
-        "kspmv::petsc::offdiag_rows", Kokkos::RangePolicy<Exec>(0, o.n),
-        KOKKOS_LAMBDA(const PetscInt i, PetscInt& count) { count += ia(i + 1) > ia(i) ? 1 : 0; }, nonempty);
-  }
-  c.off_format = offdiag_pick(c.off_asked, c.off.nrows, nonempty, c.off.nnz);
+  // The compact block first: its rows are the count the block's auto needs.
+  if (c.off.nnz > 0)
+    st.run("off-diagonal block, its rows with entries", [&] { build_off_compact_on_device(c, o, opt); });
+  c.off_format = offdiag_pick(c.off_asked, c.off.nrows, static_cast<PetscInt>(c.off_rows.extent(0)), c.off.nnz);
   const std::string dname = std::string("diagonal block (") + kspmv::format_name(c.diag_asked) + ")";
   const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_format) + ")";
   if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = convert(d, c.diag_asked); });
   if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = convert(o, c.off_format); });
-  if (c.off.nnz > 0) st.run(oname + ", its rows with entries", [&] { build_off_compact_on_device(c, o, opt); });
   c.timings.conversion =
       c.diag.m.conversion_seconds() + c.off.m.conversion_seconds() + c.off_compact.m.conversion_seconds();
   c.timings.device_input = true;
@@ -1084,14 +1086,14 @@ PetscErrorCode build_local(Context& c, const Blocks& b, const kspmv::ConvertOpti
   c.off.nrows = b.ao ? ho.nrows : hd.nrows;
   c.off.ncols = b.ao ? ho.ncols : 0;
   c.off.nnz = b.ao ? ho.nnz() : 0;
-  PetscInt nonempty = 0;
-  for (kspmv::ordinal_t i = 0; i < ho.nrows; ++i) nonempty += ho.row_ptr[i + 1] > ho.row_ptr[i] ? 1 : 0;
-  c.off_format = offdiag_pick(c.off_asked, c.off.nrows, nonempty, c.off.nnz);
+  const auto off_rows = rows_with_entries(ho);
+  c.off_format = offdiag_pick(c.off_asked, c.off.nrows, static_cast<PetscInt>(off_rows.size()), c.off.nnz);
   const std::string dname = std::string("diagonal block (") + kspmv::format_name(c.diag_asked) + ")";
   const std::string oname = std::string("off-diagonal block (") + kspmv::format_name(c.off_format) + ")";
   if (c.diag.nnz > 0) st.run(dname, [&] { c.diag.m = KMatrix::convert(hd, c.diag_asked, opt); });
   if (c.off.nnz > 0) st.run(oname, [&] { c.off.m = KMatrix::convert(ho, c.off_format, opt); });
-  if (c.off.nnz > 0) st.run(oname + ", its rows with entries", [&] { build_off_compact(c, ho, opt); });
+  if (c.off.nnz > 0)
+    st.run(oname + ", its rows with entries", [&] { build_off_compact(c, std::move(ho), off_rows, opt); });
   c.timings.conversion =
       c.diag.m.conversion_seconds() + c.off.m.conversion_seconds() + c.off_compact.m.conversion_seconds();
   PetscFunctionReturn(0);
