@@ -778,18 +778,19 @@ TEST(PetscMat, DirectExchangesGiveTheSameProducts) {
     KSPMV_PCALL(MatDestroy(&D));
     // From the options database at creation, and a value it does not know.
     Mat K2 = nullptr;
-    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "scatter"));
-    KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2));
-    KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K2, &e));
-    EXPECT_EQ(e, Exchange::Scatter);
-    EXPECT_TRUE(check_products(b, K2, A, 47)) << ownership_name(own) << ", options database";
-    KSPMV_PCALL(MatDestroy(&K2));
-    KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "direct_staged"));
-    KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2));
-    KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K2, &e));
-    EXPECT_EQ(e, Exchange::DirectStaged);
-    EXPECT_TRUE(check_products(b, K2, A, 48)) << ownership_name(own) << ", options database, staged";
-    KSPMV_PCALL(MatDestroy(&K2));
+    const struct {
+      const char* name;
+      Exchange exchange;
+      std::uint64_t seed;
+    } from_options[] = {{"scatter", Exchange::Scatter, 47}, {"direct_staged", Exchange::DirectStaged, 48}};
+    for (const auto& o : from_options) {
+      KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", o.name));
+      KSPMV_PCALL(kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2));
+      KSPMV_PCALL(kspmv::petsc::MatKspmvGetExchange(K2, &e));
+      EXPECT_EQ(e, o.exchange) << o.name;
+      EXPECT_TRUE(check_products(b, K2, A, o.seed)) << ownership_name(own) << ", options database, " << o.name;
+      KSPMV_PCALL(MatDestroy(&K2));
+    }
     if (host_build) {
       KSPMV_PCALL(PetscOptionsSetValue(nullptr, "-mat_kspmv_exchange", "direct_peer"));
       EXPECT_TRUE(fails_with([&] { return kspmv::petsc::MatCreateKspmv(A, Format::Csr, Format::Auto, options(), &K2); },
