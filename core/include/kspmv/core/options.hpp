@@ -113,8 +113,8 @@ struct ConvertOptions {
   CallerY evc_caller_y = CallerY::Auto;
   // csr-merge: merge-path items (row ends + nonzeros) per unit; 0 = auto
   // (merge_unit_items in kspmv/core/adaptive.hpp: enough units to fill the
-  // GPU, at most 8 items a thread). On a GPU it is rounded up to whole
-  // items per thread of the tuned kernel's 256-thread block, at most 2048.
+  // GPU, at most 4 items a thread). On a GPU it is rounded up to whole
+  // items per thread of the tuned kernel's 256-thread block, at most 1024.
   std::int64_t merge_unit_items = 0;
   // PELLR: sort rows by length (see RowSort).
   RowSort pellr_sort = RowSort::Auto;

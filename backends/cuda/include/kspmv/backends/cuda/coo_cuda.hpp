@@ -72,25 +72,6 @@ void coo_chunks(cudaStream_t stream, long nnz, int chunk, int nchunks, const int
   check_launch("kspmv::cuda_tuned::coo_kernel");
 }
 
-// Rows spanning chunks: a warp per row adds its per-chunk pieces (lane-
-// strided, then a shuffle tree: a fixed order, so deterministic).
-template <class Scalar>
-__global__ void __launch_bounds__(128) coo_span_kernel(int nspan, const int* __restrict__ span_row,
-                                                       const int* __restrict__ span_first,
-                                                       const int* __restrict__ span_last,
-                                                       const Scalar* __restrict__ head,
-                                                       const Scalar* __restrict__ tail, Scalar alpha, Scalar beta,
-                                                       Scalar* __restrict__ y) {
-  const int s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31;
-  if (s >= nspan) return;
-  const int c0 = span_first[s], c1 = span_last[s];
-  Scalar sum = 0;
-  for (int c = c0 + 1 + lane; c <= c1; c += 32) sum += head[c];
-  sum = warp_sum(sum);
-  if (lane == 0) store_y(y, span_row[s], alpha, tail[c0] + sum, beta);
-}
-
 // Rows without entries: y = beta * y (zero when beta == 0).
 template <class Scalar>
 __global__ void coo_empty_kernel(int nempty, const int* __restrict__ rows, Scalar beta, Scalar* __restrict__ y) {
@@ -104,11 +85,7 @@ template <class Scalar>
 void coo_fixup(cudaStream_t stream, int nspan, const int* span_row, const int* span_first, const int* span_last,
                const Scalar* head, const Scalar* tail, int nempty, const int* empty_rows, Scalar alpha, Scalar beta,
                Scalar* y) {
-  if (nspan > 0) {
-    coo_span_kernel<Scalar><<<blocks_for(static_cast<long>(nspan) * 32, 128), 128, 0, stream>>>(
-        nspan, span_row, span_first, span_last, head, tail, alpha, beta, y);
-    check_launch("kspmv::cuda_tuned::coo_span_kernel");
-  }
+  fix_up_spanning_rows(stream, nspan, span_row, span_first, span_last, head, tail, alpha, beta, y);
   if (nempty > 0 && beta != Scalar(1)) {
     coo_empty_kernel<Scalar><<<blocks_for(nempty, 256), 256, 0, stream>>>(nempty, empty_rows, beta, y);
     check_launch("kspmv::cuda_tuned::coo_empty_kernel");

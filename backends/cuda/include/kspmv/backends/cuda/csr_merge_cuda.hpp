@@ -3,7 +3,11 @@
 //
 //  1. The unit's products val * x[col] and row ends are staged in shared
 //     memory with coalesced loads (columns and values streamed, x through
-//     the read-only path), several loads in flight a thread.
+//     the read-only path). A thread's items are a template argument, so
+//     every column, value and row-end load of the unit is issued before
+//     the x loads that wait on the columns: two rounds of memory latency a
+//     unit. (Four at a time in a runtime loop took 1.4-2.0x longer on
+//     power-law and R-MAT graphs, where x is gathered from L2.)
 //  2. Each thread finds its own start on the unit's path (a binary search
 //     in shared memory) and walks its items_per_thread items: a row it
 //     begins and ends is written to y at once; the sum before its first
@@ -14,10 +18,14 @@
 //     each thread the sum of its first row so far; it writes that row. The
 //     unit's first row, if an earlier unit began it, goes to head[u]; the
 //     sum of the row the unit ends in, if it began it, to tail[u].
-//  4. A fix-up launch, a warp per row crossing units, adds tail[first] and
-//     head[first + 1 .. last] (lane-strided, then a shuffle tree: a fixed
-//     order) and writes alpha * sum + beta * y once.
-// No atomics: the same bits on every run.
+//  4. A fix-up launch (common.hpp, fix_up_spanning_rows) adds each row
+//     crossing units, tail[first] and head[first + 1 .. last] in a fixed
+//     order, and writes alpha * sum + beta * y once.
+// No atomics: the same bits on every run. Finishing crossing rows in the
+// same launch (the unit a row ends in waiting for its earlier units'
+// pieces, or the last of them to arrive adding them) took 15-50% longer
+// on an H100 than the second launch: every unit then fences its pieces,
+// and a unit that waits holds its place on the SM.
 #pragma once
 
 #include <climits>
@@ -51,20 +59,19 @@ inline std::size_t merge_shared_bytes(int unit_items) {
          (static_cast<std::size_t>(unit_items) + 1) * sizeof(int);
 }
 
-template <class Scalar>
+template <class Scalar, int IPT>
 __global__ void __launch_bounds__(kMergeBlockThreads)
     csr_merge_unit_kernel(MergeUnits<Scalar> a, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
                           Scalar* __restrict__ y) {
   constexpr int BLOCK = kMergeBlockThreads;
   constexpr int WARPS = BLOCK / 32;
+  constexpr int ipu = IPT * BLOCK;
   extern __shared__ __align__(16) unsigned char merge_shared[];
   __shared__ int warp_key[WARPS];
   __shared__ Scalar warp_carry[WARPS];
-  const int ipu = a.unit_items;
-  const int ipt = ipu / BLOCK;
   Scalar* prod = reinterpret_cast<Scalar*>(merge_shared);  // ipu
   Scalar* scanned = prod + ipu;                            // BLOCK
-  int* row_end = reinterpret_cast<int*>(scanned + BLOCK);  // ipu + 1
+  int* row_end = reinterpret_cast<int*>(scanned + BLOCK);  // ipu + 1, from the unit's first entry
   const int u = blockIdx.x;
   const int tid = threadIdx.x;
   const int r0 = ldg(a.unit_row + u), r1 = ldg(a.unit_row + u + 1);
@@ -72,35 +79,41 @@ __global__ void __launch_bounds__(kMergeBlockThreads)
   const int rows = r1 - r0, entries = k1 - k0, items = rows + entries;
   const bool continues = k0 > ldg(a.row_ptr + r0);
 
-  // 1. Stage the unit: four entries a thread at a time, their column and
-  // value loads issued before the x loads that wait on the columns.
-  for (int j0 = 0; j0 < ipt; j0 += 4) {
-    int c[4];
-    Scalar v[4];
+  // 1. Stage the unit (a unit holds at most ipu entries and ipu row ends).
+  {
+    int c[IPT], end[IPT];
+    Scalar v[IPT];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int e = tid + (j0 + q) * BLOCK;
+    for (int q = 0; q < IPT; ++q) {
+      const int e = tid + q * BLOCK;
       c[q] = e < entries ? ld_stream(a.col + k0 + e) : -1;
     }
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int e = tid + (j0 + q) * BLOCK;
+    for (int q = 0; q < IPT; ++q) {
+      const int e = tid + q * BLOCK;
       v[q] = e < entries ? ld_stream(a.val + k0 + e) : Scalar(0);
     }
 #pragma unroll
-    for (int q = 0; q < 4; ++q)
-      if (c[q] >= 0) prod[tid + (j0 + q) * BLOCK] = v[q] * ldg(x + c[q]);
+    for (int q = 0; q < IPT; ++q) {
+      const int i = tid + q * BLOCK;
+      end[q] = i < rows ? ld_stream(a.row_ptr + r0 + 1 + i) : 0;
+    }
+#pragma unroll
+    for (int q = 0; q < IPT; ++q)
+      if (c[q] >= 0) prod[tid + q * BLOCK] = v[q] * ldg(x + c[q]);
+#pragma unroll
+    for (int q = 0; q < IPT; ++q)
+      if (tid + q * BLOCK < rows) row_end[tid + q * BLOCK] = end[q] - k0;
   }
-  for (int i = tid; i < rows; i += BLOCK) row_end[i] = ld_stream(a.row_ptr + r0 + 1 + i);
   if (tid == 0) row_end[rows] = INT_MAX;  // the row the unit ends in does not end here
   __syncthreads();
 
   // 2. This thread's share of the path.
-  const int d0 = min(tid * ipt, items), d1 = min(d0 + ipt, items);
+  const int d0 = min(tid * IPT, items);
   int lo = max(0, d0 - entries), hi = min(d0, rows);
   while (lo < hi) {
     const int mid = (lo + hi) >> 1;
-    if (row_end[mid] <= k0 + d0 - mid - 1)
+    if (row_end[mid] <= d0 - mid - 1)
       lo = mid + 1;
     else
       hi = mid;
@@ -115,18 +128,23 @@ __global__ void __launch_bounds__(kMergeBlockThreads)
     else
       store_y(y, r0 + row, alpha, s, beta);
   };
-  for (int d = d0; d < d1; ++d) {
-    if (row_end[i] <= k0 + k) {  // the sentinel never ends
-      if (ended)
-        finish(i, sum);
-      else
-        first = sum;
-      ended = true;
-      sum = 0;
-      ++i;
-    } else {
-      sum += prod[k];
-      ++k;
+  int next_end = row_end[i];
+#pragma unroll
+  for (int q = 0; q < IPT; ++q) {
+    if (d0 + q < items) {
+      if (next_end <= k) {  // the sentinel never ends
+        if (ended)
+          finish(i, sum);
+        else
+          first = sum;
+        ended = true;
+        sum = 0;
+        ++i;
+        next_end = row_end[i];
+      } else {
+        sum += prod[k];
+        ++k;
+      }
     }
   }
 
@@ -166,39 +184,25 @@ __global__ void __launch_bounds__(kMergeBlockThreads)
   }
 }
 
-// Rows crossing units: a warp a row.
-template <class Scalar>
-__global__ void __launch_bounds__(128)
-    csr_merge_fixup_kernel(int nspan, const int* __restrict__ span_row, const int* __restrict__ span_first,
-                           const int* __restrict__ span_last, const Scalar* __restrict__ head,
-                           const Scalar* __restrict__ tail, Scalar alpha, Scalar beta, Scalar* __restrict__ y) {
-  const int s = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31;
-  if (s >= nspan) return;  // whole warps leave together
-  const int u0 = ldg(span_first + s), u1 = ldg(span_last + s);
-  Scalar sum = 0;
-  for (int u = u0 + 1 + lane; u <= u1; u += 32) sum += head[u];
-  sum = warp_sum(sum);
-  if (lane == 0) store_y(y, ldg(span_row + s), alpha, tail[u0] + sum, beta);
-}
-
 template <class Scalar>
 void csr_merge_spmv(cudaStream_t stream, const MergeUnits<Scalar>& m, int nspan, const int* span_row,
                     const int* span_first, const int* span_last, Scalar alpha, const Scalar* x, Scalar beta,
                     Scalar* y) {
+  static_assert(kMergeMaxItemsPerThread == 4, "csr_merge_spmv instantiates the unit kernel for 1 to 4 items a thread");
   if (m.units == 0) return;
   if (m.unit_items % kMergeBlockThreads != 0 || m.unit_items > kMergeBlockThreads * kMergeMaxItemsPerThread)
     throw InvalidArgumentError("csr-merge: the CUDA kernel takes units of whole items per thread, at most " +
                                std::to_string(kMergeBlockThreads * kMergeMaxItemsPerThread) + " items, got " +
                                std::to_string(m.unit_items));
-  csr_merge_unit_kernel<Scalar><<<m.units, kMergeBlockThreads, merge_shared_bytes<Scalar>(m.unit_items), stream>>>(
-      m, alpha, x, beta, y);
-  check_launch("kspmv::cuda_tuned::csr_merge_unit_kernel");
-  if (nspan > 0) {
-    csr_merge_fixup_kernel<Scalar><<<blocks_for(static_cast<long>(nspan) * 32, 128), 128, 0, stream>>>(
-        nspan, span_row, span_first, span_last, m.head, m.tail, alpha, beta, y);
-    check_launch("kspmv::cuda_tuned::csr_merge_fixup_kernel");
+  const std::size_t shared = merge_shared_bytes<Scalar>(m.unit_items);
+  switch (m.unit_items / kMergeBlockThreads) {
+    case 1: csr_merge_unit_kernel<Scalar, 1><<<m.units, kMergeBlockThreads, shared, stream>>>(m, alpha, x, beta, y); break;
+    case 2: csr_merge_unit_kernel<Scalar, 2><<<m.units, kMergeBlockThreads, shared, stream>>>(m, alpha, x, beta, y); break;
+    case 3: csr_merge_unit_kernel<Scalar, 3><<<m.units, kMergeBlockThreads, shared, stream>>>(m, alpha, x, beta, y); break;
+    default: csr_merge_unit_kernel<Scalar, 4><<<m.units, kMergeBlockThreads, shared, stream>>>(m, alpha, x, beta, y); break;
   }
+  check_launch("kspmv::cuda_tuned::csr_merge_unit_kernel");
+  fix_up_spanning_rows(stream, nspan, span_row, span_first, span_last, m.head, m.tail, alpha, beta, y);
 }
 
 }  // namespace cuda_tuned
