@@ -1,0 +1,255 @@
+// csr-merge kernel lab (not part of the library): times the library's
+// csr-merge CUDA kernel, variants of it (h100-csr-merge-lab-variants.cuh,
+// included as variants.cuh) and cuSPARSE CSR ALG1/ALG2 on generated
+// matrices in one process. Output: h100-csr-merge-lab-2026-11-26.txt,
+// built against cf61da3's headers (merge-v0 there is cf61da3's kernel).
+// Build (CUDA build tree build-cuda):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icore/include -Icore/inputs/include -Ibackends/cuda/include
+//        -Ibuild-cuda/generated lab.cu -o lab build-cuda/core/libkspmv_inputs.a
+//        build-cuda/core/libkspmv_core.a -lcusparse -lz -lmetis
+// Run: CFGS="256x4 256x4s ..." ./lab SPEC...
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kspmv/backends/cuda/csr_merge_cuda.hpp"
+#include "kspmv/inputs/generators.hpp"
+
+using namespace kspmv;
+using namespace kspmv::cuda_tuned;
+#define CK(x)                                                                        \
+  do {                                                                               \
+    cudaError_t e_ = (x);                                                            \
+    if (e_ != cudaSuccess) {                                                         \
+      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));     \
+      exit(1);                                                                       \
+    }                                                                                \
+  } while (0)
+
+#include "variants.cuh"
+
+template <class T>
+T* up(const std::vector<T>& v) {
+  T* p;
+  CK(cudaMalloc(&p, std::max<size_t>(1, v.size()) * sizeof(T)));
+  CK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return p;
+}
+
+template <class F>
+double time_us(F&& f) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < 20; ++i) f();
+  CK(cudaDeviceSynchronize());
+  // reps so a batch is >= 1 ms
+  cudaEventRecord(a);
+  f();
+  cudaEventRecord(b);
+  cudaEventSynchronize(b);
+  float ms;
+  cudaEventElapsedTime(&ms, a, b);
+  int reps = std::max(5, int(1.0 / std::max(ms, 1e-3f)));
+  std::vector<double> t;
+  for (int s = 0; s < 15; ++s) {
+    cudaEventRecord(a);
+    for (int r = 0; r < reps; ++r) f();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms * 1000.0 / reps);
+  }
+  CK(cudaGetLastError());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  const int unit_override = getenv("UNIT") ? atoi(getenv("UNIT")) : 0;
+  for (int a = 1; a < argc; ++a) {
+    const std::string spec = argv[a];
+    HostCsr<double> m = kspmv::generate<double>(spec);
+    const int n = m.nrows, nc = m.ncols;
+    const long nnz = m.nnz();
+    std::vector<int> rp(m.row_ptr.begin(), m.row_ptr.end()), ci(m.col_idx.begin(), m.col_idx.end());
+    std::vector<double> x(nc), ref(n);
+    for (int j = 0; j < nc; ++j) x[j] = 1.0 + (j % 7) * 0.125;
+    for (int i = 0; i < n; ++i) {
+      double s = 0;
+      for (int k = rp[i]; k < rp[i + 1]; ++k) s += m.values[k] * x[ci[k]];
+      ref[i] = s;
+    }
+    const long items = long(n) + nnz;
+    int sms;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    struct Units {
+      MergeUnits<double> mu;
+      int nspan;
+      int *srow, *sf, *sl;
+    };
+    int *d_rp = up(rp), *d_ci = up(ci);
+    double *d_v = up(m.values), *d_x = up(x), *d_y;
+    CK(cudaMalloc(&d_y, n * sizeof(double)));
+    auto make_units = [&](long per_unit) {
+      const int units = int(merge_units(items, per_unit));
+      std::vector<int> urow(units + 1), unz(units + 1);
+      for (int u = 0; u <= units; ++u) {
+        long du = std::min<long>(long(u) * per_unit, items);
+        int lo = std::max<long>(0, du - nnz), hi = std::min<long>(du, n);
+        while (lo < hi) {
+          int mid = (lo + hi) / 2;
+          if (rp[mid + 1] <= du - mid - 1)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        urow[u] = lo;
+        unz[u] = int(du - lo);
+      }
+      std::vector<int> srow, sfirst, slast;
+      for (int i = 0; i < n; ++i) {
+        long f = (long(i) + rp[i]) / per_unit, l = (long(i) + rp[i + 1]) / per_unit;
+        if (f != l) {
+          srow.push_back(i);
+          sfirst.push_back(int(f));
+          slast.push_back(int(l));
+        }
+      }
+      Units U;
+      double *h, *t;
+      CK(cudaMalloc(&h, units * sizeof(double)));
+      CK(cudaMalloc(&t, units * sizeof(double)));
+      U.mu = MergeUnits<double>{n, units, int(per_unit), up(urow), up(unz), d_rp, d_ci, d_v, h, t};
+      U.nspan = int(srow.size());
+      U.srow = up(srow);
+      U.sf = up(sfirst);
+      U.sl = up(slast);
+      return U;
+    };
+    auto free_units = [&](Units& U) {
+      for (void* p : {(void*)U.mu.unit_row, (void*)U.mu.unit_nz, (void*)U.mu.head, (void*)U.mu.tail, (void*)U.srow,
+                      (void*)U.sf, (void*)U.sl})
+        cudaFree(p);
+    };
+    const long per_unit = merge_unit_items(items, sms, true, unit_override);
+    Units U0 = make_units(per_unit);
+    MergeUnits<double> mu = U0.mu;
+    const int units = mu.units, nspan = U0.nspan;
+    int maxlen = 0;
+    for (int i = 0; i < n; ++i) maxlen = std::max(maxlen, rp[i + 1] - rp[i]);
+    printf("# %s rows %d nnz %ld maxlen %d unit_items %ld units %d spans %d\n", spec.c_str(), n, nnz, maxlen,
+           per_unit, units, nspan);
+
+    auto check = [&](const char* name) {
+      std::vector<double> y(n);
+      CK(cudaMemcpy(y.data(), d_y, n * sizeof(double), cudaMemcpyDeviceToHost));
+      double worst = 0;
+      for (int i = 0; i < n; ++i) {
+        double e = std::fabs(y[i] - ref[i]) / std::max(1.0, std::fabs(ref[i]));
+        if (!(e <= worst)) worst = std::isnan(e) ? 1e300 : std::max(worst, e);
+      }
+      if (worst > 1e-10) printf("  %-14s WRONG rel err %g\n", name, worst);
+      return worst <= 1e-10;
+    };
+    const double bytes = nnz * 12.0 + (n + 1) * 4.0 + n * 8.0 + nc * 8.0;
+    auto report = [&](const char* name, double us) {
+      printf("%-28s %-16s %10.2f us  %7.1f GB/s\n", spec.c_str(), name, us, bytes / us * 1e-3);
+      fflush(stdout);
+    };
+    // cuSPARSE ALG1
+    {
+      cusparseHandle_t h;
+      cusparseCreate(&h);
+      cusparseSpMatDescr_t A;
+      cusparseDnVecDescr_t vx, vy;
+      cusparseCreateCsr(&A, n, nc, nnz, d_rp, d_ci, d_v, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                        CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F);
+      cusparseCreateDnVec(&vx, nc, d_x, CUDA_R_64F);
+      cusparseCreateDnVec(&vy, n, d_y, CUDA_R_64F);
+      double one = 1, zero = 0;
+      for (auto alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+        size_t bs = 0;
+        cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vx, &zero, vy, CUDA_R_64F, alg, &bs);
+        void* buf;
+        CK(cudaMalloc(&buf, std::max<size_t>(bs, 1)));
+        cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vx, &zero, vy, CUDA_R_64F, alg, buf);
+        auto f = [&] {
+          cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vx, &zero, vy, CUDA_R_64F, alg, buf);
+        };
+        CK(cudaMemset(d_y, 0xff, n * 8));
+        f();
+        CK(cudaDeviceSynchronize());
+        const char* nm = alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse-alg1" : "cusparse-alg2";
+        check(nm);
+        report(nm, time_us(f));
+        cudaFree(buf);
+      }
+      cusparseDestroy(h);
+    }
+    run_variants(spec, mu, nspan, U0.srow, U0.sf, U0.sl, d_x, d_y, n, check, report);
+    free_units(U0);
+    // configurations: BLOCKxIPT[x] (x: x loads not allocated in L1)
+    const char* cfgs = getenv("CFGS") ? getenv("CFGS") : "256x4 256x8";
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", cfgs);
+    for (char* tok = strtok(buf, " "); tok; tok = strtok(nullptr, " ")) {
+      int bl = 0, ipt = 0;
+      sscanf(tok, "%dx%d", &bl, &ipt);
+      const bool small = strchr(tok, 's') != nullptr;
+      const char* ap = strchr(tok, 'a');
+      const int abl = ap ? atoi(ap + 1) : 0;
+      const bool stagey = strchr(tok, 'y') != nullptr;
+      const bool nofix = strchr(tok, 'f') != nullptr;
+      const bool look = strchr(tok, 'l') != nullptr;
+      Launch2 L = look ? nullptr : pick2(bl, ipt, small, stagey);
+      const bool lastarr = strchr(tok, 'z') != nullptr;
+      Launch4 L4 = look ? (lastarr ? pick5(bl, ipt) : pick4(bl, ipt)) : nullptr;
+      if (!L && !L4) continue;
+      Units U = make_units(long(bl) * ipt);
+      int* d_flag;
+      CK(cudaMalloc(&d_flag, (U.mu.units + 1) * sizeof(int)));
+      CK(cudaMemset(d_flag, 0, (U.mu.units + 1) * sizeof(int)));
+      auto f = [&] {
+        if (L4) {
+          L4(U.mu, d_flag, d_x, d_y);
+          return;
+        }
+        L(U.mu, d_x, d_y, abl);
+        if (U.nspan > 0 && !nofix && strchr(tok, 't'))
+          fixup_thread_kernel<double><<<blocks_for(long(U.nspan), 256), 256>>>(
+              U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, 1.0, 0.0, d_y);
+        else if (U.nspan > 0 && !nofix)
+          csr_merge_fixup_kernel<double><<<blocks_for(long(U.nspan) * 32, 128), 128>>>(
+              U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, 1.0, 0.0, d_y);
+      };
+      CK(cudaMemset(d_y, 0xff, n * 8));
+      f();
+      CK(cudaDeviceSynchronize());
+      std::string nm = std::string("v2-") + tok;
+      if (!abl && !nofix) {
+        check(nm.c_str());
+        std::vector<double> y1(n), y2(n);
+        CK(cudaMemcpy(y1.data(), d_y, n * 8, cudaMemcpyDeviceToHost));
+        for (int rep = 0; rep < 3; ++rep) {
+          CK(cudaMemset(d_y, 0xff, n * 8));
+          f();
+          CK(cudaMemcpy(y2.data(), d_y, n * 8, cudaMemcpyDeviceToHost));
+          if (memcmp(y1.data(), y2.data(), n * 8) != 0) printf("  %s NOT DETERMINISTIC\n", nm.c_str());
+        }
+      }
+      report(nm.c_str(), time_us(f));
+      free_units(U);
+      cudaFree(d_flag);
+    }
+    for (void* p : {(void*)d_rp, (void*)d_ci, (void*)d_v, (void*)d_x, (void*)d_y}) cudaFree(p);
+  }
+  return 0;
+}
