@@ -2,7 +2,8 @@
 // csr-merge CUDA kernel, variants of it (h100-csr-merge-lab-variants.cuh,
 // included as variants.cuh) and cuSPARSE CSR ALG1/ALG2 on generated
 // matrices in one process. Output: h100-csr-merge-lab-2026-11-26.txt,
-// built against cf61da3's headers (merge-v0 there is cf61da3's kernel).
+// the first six runs built against cf61da3's headers (merge-v0 there is cf61da3's kernel),
+// the last against 281f727's (this version: its default fix-up is 281f727's spanning_rows_kernel).
 // Build (CUDA build tree build-cuda):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icore/include -Icore/inputs/include -Ibackends/cuda/include
 //        -Ibuild-cuda/generated lab.cu -o lab build-cuda/core/libkspmv_inputs.a
@@ -205,7 +206,7 @@ int main(int argc, char** argv) {
       sscanf(tok, "%dx%d", &bl, &ipt);
       const bool small = strchr(tok, 's') != nullptr;
       const char* ap = strchr(tok, 'a');
-      const int abl = ap ? atoi(ap + 1) : 0;
+      const int abl = (ap ? atoi(ap + 1) : 0) | (strchr(tok, 'p') ? 8 : 0);
       const bool stagey = strchr(tok, 'y') != nullptr;
       const bool nofix = strchr(tok, 'f') != nullptr;
       const bool look = strchr(tok, 'l') != nullptr;
@@ -223,18 +224,20 @@ int main(int argc, char** argv) {
           return;
         }
         L(U.mu, d_x, d_y, abl);
-        if (U.nspan > 0 && !nofix && strchr(tok, 't'))
+        if (U.nspan > 0 && !nofix && strchr(tok, 'p'))
+          launch_fixup_pdl(U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, d_y);
+        else if (U.nspan > 0 && !nofix && strchr(tok, 't'))
           fixup_thread_kernel<double><<<blocks_for(long(U.nspan), 256), 256>>>(
               U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, 1.0, 0.0, d_y);
         else if (U.nspan > 0 && !nofix)
-          csr_merge_fixup_kernel<double><<<blocks_for(long(U.nspan) * 32, 128), 128>>>(
+          spanning_rows_kernel<double><<<blocks_for(long(U.nspan), 256), 256>>>(
               U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, 1.0, 0.0, d_y);
       };
       CK(cudaMemset(d_y, 0xff, n * 8));
       f();
       CK(cudaDeviceSynchronize());
       std::string nm = std::string("v2-") + tok;
-      if (!abl && !nofix) {
+      if (!(abl & 7) && !nofix) {
         check(nm.c_str());
         std::vector<double> y1(n), y2(n);
         CK(cudaMemcpy(y1.data(), d_y, n * 8, cudaMemcpyDeviceToHost));

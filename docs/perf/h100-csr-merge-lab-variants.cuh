@@ -210,6 +210,7 @@ __global__ void __launch_bounds__(BLOCK)
   Scalar* scanned = SMALL ? prod : prod + ipu;                      // BLOCK
   Scalar* ysum = prod + ipu + (SMALL ? 0 : BLOCK);                 // ipu (STAGEY)
   End* row_end = reinterpret_cast<End*>(ysum + (STAGEY ? ipu : 0));  // ipu + 1
+  if (abl & 8) cudaTriggerProgrammaticLaunchCompletion();
   const int u = blockIdx.x;
   const int tid = threadIdx.x;
   const int r0 = ldg(a.unit_row + u), r1 = ldg(a.unit_row + u + 1);
@@ -727,6 +728,50 @@ __global__ void __launch_bounds__(256)
     acc = warp_sum(acc);
     if (lane == src) store_y(y, row, alpha, ldg(tail + a0) + acc, beta);
   }
+}
+
+template <class Scalar>
+__global__ void __launch_bounds__(256)
+    fixup_pdl_kernel(int nspan, const int* __restrict__ span_row, const int* __restrict__ span_first,
+                     const int* __restrict__ span_last, const Scalar* __restrict__ head,
+                     const Scalar* __restrict__ tail, Scalar alpha, Scalar beta, Scalar* __restrict__ y) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lane = threadIdx.x & 31;
+  const bool valid = s < nspan;
+  const int u0 = valid ? ldg(span_first + s) : 0, u1 = valid ? ldg(span_last + s) : 0;
+  const int row = valid ? ldg(span_row + s) : 0;
+  cudaGridDependencySynchronize();
+  const bool wide = valid && u1 - u0 > 8;
+  if (valid && !wide) {
+    Scalar acc = __ldcg(tail + u0);
+    for (int j = u0 + 1; j <= u1; ++j) acc += __ldcg(head + j);
+    store_y(y, row, alpha, acc, beta);
+  }
+  unsigned todo = __ballot_sync(0xffffffffu, wide);
+  while (todo) {
+    const int src = __ffs(todo) - 1;
+    todo &= todo - 1;
+    const int a0 = __shfl_sync(0xffffffffu, u0, src), a1 = __shfl_sync(0xffffffffu, u1, src);
+    const int wr = __shfl_sync(0xffffffffu, row, src);
+    Scalar acc = 0;
+    for (int j = a0 + 1 + lane; j <= a1; j += 32) acc += __ldcg(head + j);
+    acc = warp_sum(acc);
+    if (lane == 0) store_y(y, wr, alpha, __ldcg(tail + a0) + acc, beta);
+  }
+}
+inline void launch_fixup_pdl(int nspan, const int* sr, const int* sf, const int* sl, const double* head,
+                             const double* tail, double* y) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks_for(nspan, 256));
+  cfg.blockDim = dim3(256);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = 0;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, fixup_pdl_kernel<double>, nspan, sr, sf, sl, head, tail, 1.0, 0.0, y));
 }
 
 template <class Check, class Report>
