@@ -206,7 +206,8 @@ int main(int argc, char** argv) {
       sscanf(tok, "%dx%d", &bl, &ipt);
       const bool small = strchr(tok, 's') != nullptr;
       const char* ap = strchr(tok, 'a');
-      const int abl = (ap ? atoi(ap + 1) : 0) | (strchr(tok, 'p') ? 8 : 0);
+      const int abl = (ap ? atoi(ap + 1) : 0) | (strchr(tok, 'p') ? 8 : 0) | (strchr(tok, 'e') ? 16 : 0) |
+                      (strchr(tok, 'E') ? 32 : 0);
       const bool stagey = strchr(tok, 'y') != nullptr;
       const bool nofix = strchr(tok, 'f') != nullptr;
       const bool look = strchr(tok, 'l') != nullptr;

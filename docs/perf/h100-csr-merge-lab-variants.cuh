@@ -191,6 +191,15 @@ inline Launch pick(int block, int ipt, int xl) {
   return nullptr;
 }
 
+
+__device__ __forceinline__ double ld_x_hint(const double* p, int abl, unsigned long long pol) {
+  double r;
+  if (abl & 32)
+    asm volatile("ld.global.nc.L1::evict_last.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(r) : "l"(p), "l"(pol));
+  else
+    asm volatile("ld.global.nc.L1::evict_last.f64 %0, [%1];" : "=d"(r) : "l"(p));
+  return r;
+}
 // V2: V1 with options. SMALL: row ends kept as 16-bit offsets from the
 // unit's first entry, and the scanned carries written over the products
 // (dead after the walk): less shared memory a block, more L1 for x.
@@ -211,6 +220,8 @@ __global__ void __launch_bounds__(BLOCK)
   Scalar* ysum = prod + ipu + (SMALL ? 0 : BLOCK);                 // ipu (STAGEY)
   End* row_end = reinterpret_cast<End*>(ysum + (STAGEY ? ipu : 0));  // ipu + 1
   if (abl & 8) cudaTriggerProgrammaticLaunchCompletion();
+  unsigned long long pol = 0;
+  if (abl & 32) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
   const int u = blockIdx.x;
   const int tid = threadIdx.x;
   const int r0 = ldg(a.unit_row + u), r1 = ldg(a.unit_row + u + 1);
@@ -237,7 +248,7 @@ __global__ void __launch_bounds__(BLOCK)
     }
 #pragma unroll
     for (int q = 0; q < IPT; ++q)
-      if (c[q] >= 0) prod[tid + q * BLOCK] = v[q] * ldg(x + c[q]);
+      if (c[q] >= 0) prod[tid + q * BLOCK] = v[q] * ((abl & 48) ? ld_x_hint(x + c[q], abl, pol) : ldg(x + c[q]));
 #pragma unroll
     for (int q = 0; q < IPT; ++q)
       if (tid + q * BLOCK < rows) row_end[tid + q * BLOCK] = End(re[q] - k0);
