@@ -227,9 +227,6 @@ int main(int argc, char** argv) {
         L(U.mu, d_x, d_y, abl);
         if (U.nspan > 0 && !nofix && strchr(tok, 'p'))
           launch_fixup_pdl(U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, d_y);
-        else if (U.nspan > 0 && !nofix && strchr(tok, 't'))
-          fixup_thread_kernel<double><<<blocks_for(long(U.nspan), 256), 256>>>(
-              U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, 1.0, 0.0, d_y);
         else if (U.nspan > 0 && !nofix)
           spanning_rows_kernel<double><<<blocks_for(long(U.nspan), 256), 256>>>(
               U.nspan, U.srow, U.sf, U.sl, U.mu.head, U.mu.tail, 1.0, 0.0, d_y);

@@ -2,196 +2,6 @@
 #pragma once
 #include <type_traits>
 
-// Staging only: the unit's products and row ends into shared memory as the
-// library's kernel does, then a token use (the time of phase 1 alone).
-template <class Scalar>
-__global__ void __launch_bounds__(kMergeBlockThreads)
-    stage_only_kernel(MergeUnits<Scalar> a, const Scalar* __restrict__ x, Scalar* __restrict__ y) {
-  constexpr int BLOCK = kMergeBlockThreads;
-  extern __shared__ __align__(16) unsigned char merge_shared[];
-  const int ipu = a.unit_items;
-  const int ipt = ipu / BLOCK;
-  Scalar* prod = reinterpret_cast<Scalar*>(merge_shared);
-  int* row_end = reinterpret_cast<int*>(prod + ipu + BLOCK);
-  const int u = blockIdx.x, tid = threadIdx.x;
-  const int r0 = ldg(a.unit_row + u), r1 = ldg(a.unit_row + u + 1);
-  const int k0 = ldg(a.unit_nz + u), k1 = ldg(a.unit_nz + u + 1);
-  const int rows = r1 - r0, entries = k1 - k0;
-  for (int j0 = 0; j0 < ipt; j0 += 4) {
-    int c[4];
-    Scalar v[4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int e = tid + (j0 + q) * BLOCK;
-      c[q] = e < entries ? ld_stream(a.col + k0 + e) : -1;
-    }
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int e = tid + (j0 + q) * BLOCK;
-      v[q] = e < entries ? ld_stream(a.val + k0 + e) : Scalar(0);
-    }
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-      if (c[q] >= 0) prod[tid + (j0 + q) * BLOCK] = v[q] * ldg(x + c[q]);
-  }
-  for (int i = tid; i < rows; i += BLOCK) row_end[i] = ld_stream(a.row_ptr + r0 + 1 + i);
-  __syncthreads();
-  if (tid < rows) y[r0 + tid] = prod[tid] + row_end[tid];
-}
-
-// V1: the library's algorithm with the items a thread takes known at
-// compile time: every column, value and row-end load of the unit issued
-// before the x loads that wait on the columns; the walk unrolled.
-__device__ __forceinline__ double ld_x_noalloc(const double* p) {
-  double v;
-  asm volatile("ld.global.nc.L1::no_allocate.f64 %0, [%1];" : "=d"(v) : "l"(p));
-  return v;
-}
-template <class Scalar, int IPT, int BLOCK = kMergeBlockThreads, int XL = 0>
-__global__ void __launch_bounds__(BLOCK)
-    merge_v1_kernel(MergeUnits<Scalar> a, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
-                    Scalar* __restrict__ y) {
-  constexpr int WARPS = BLOCK / 32;
-  constexpr int ipu = IPT * BLOCK;
-  extern __shared__ __align__(16) unsigned char merge_shared[];
-  __shared__ int warp_key[WARPS];
-  __shared__ Scalar warp_carry[WARPS];
-  Scalar* prod = reinterpret_cast<Scalar*>(merge_shared);  // ipu
-  Scalar* scanned = prod + ipu;                            // BLOCK
-  int* row_end = reinterpret_cast<int*>(scanned + BLOCK);  // ipu + 1
-  const int u = blockIdx.x;
-  const int tid = threadIdx.x;
-  const int r0 = ldg(a.unit_row + u), r1 = ldg(a.unit_row + u + 1);
-  const int k0 = ldg(a.unit_nz + u), k1 = ldg(a.unit_nz + u + 1);
-  const int rows = r1 - r0, entries = k1 - k0, items = rows + entries;
-  const bool continues = k0 > ldg(a.row_ptr + r0);
-  {
-    int c[IPT], re[IPT];
-    Scalar v[IPT];
-#pragma unroll
-    for (int q = 0; q < IPT; ++q) {
-      const int e = tid + q * BLOCK;
-      c[q] = e < entries ? ld_stream(a.col + k0 + e) : -1;
-    }
-#pragma unroll
-    for (int q = 0; q < IPT; ++q) {
-      const int e = tid + q * BLOCK;
-      v[q] = e < entries ? ld_stream(a.val + k0 + e) : Scalar(0);
-    }
-#pragma unroll
-    for (int q = 0; q < IPT; ++q) {
-      const int i = tid + q * BLOCK;
-      re[q] = i < rows ? ld_stream(a.row_ptr + r0 + 1 + i) : 0;
-    }
-#pragma unroll
-    for (int q = 0; q < IPT; ++q)
-      if (c[q] >= 0) prod[tid + q * BLOCK] = v[q] * (XL ? ld_x_noalloc(x + c[q]) : ldg(x + c[q]));
-#pragma unroll
-    for (int q = 0; q < IPT; ++q)
-      if (tid + q * BLOCK < rows) row_end[tid + q * BLOCK] = re[q];
-  }
-  if (tid == 0) row_end[rows] = INT_MAX;
-  __syncthreads();
-  const int d0 = min(tid * IPT, items);
-  int lo = max(0, d0 - entries), hi = min(d0, rows);
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (row_end[mid] <= k0 + d0 - mid - 1)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  const int i0 = lo;
-  int i = lo, k = d0 - lo;
-  Scalar sum = 0, first = 0;
-  bool ended = false;
-  auto finish = [&](int row, Scalar s) {
-    if (row == 0 && continues)
-      a.head[u] = s;
-    else
-      store_y(y, r0 + row, alpha, s, beta);
-  };
-  int next_end = row_end[i];
-#pragma unroll
-  for (int q = 0; q < IPT; ++q) {
-    if (d0 + q < items) {
-      if (next_end <= k0 + k) {
-        if (ended)
-          finish(i, sum);
-        else
-          first = sum;
-        ended = true;
-        sum = 0;
-        ++i;
-        next_end = row_end[i];
-      } else {
-        sum += prod[k];
-        ++k;
-      }
-    }
-  }
-  const int lane = tid & 31, warp = tid >> 5;
-  Scalar carry = sum;
-#pragma unroll
-  for (int off = 1; off < 32; off *= 2) {
-    const Scalar c = __shfl_up_sync(0xffffffffu, carry, off);
-    const int ki = __shfl_up_sync(0xffffffffu, i, off);
-    if (lane >= off && ki == i) carry += c;
-  }
-  if (lane == 31) {
-    warp_key[warp] = i;
-    warp_carry[warp] = carry;
-  }
-  __syncthreads();
-  int w0 = warp;
-  while (w0 > 0 && warp_key[w0 - 1] == i) --w0;
-  if (w0 < warp) {
-    Scalar before = 0;
-    for (int w = w0; w < warp; ++w) before += warp_carry[w];
-    carry = before + carry;
-  }
-  scanned[tid] = carry;
-  __syncthreads();
-  if (ended) finish(i0, (tid > 0 ? scanned[tid - 1] : Scalar(0)) + first);
-  if (tid == BLOCK - 1 && r1 < a.nrows) {
-    if (rows == 0 && continues)
-      a.head[u] = carry;
-    else if (k1 > ldg(a.row_ptr + r1))
-      a.tail[u] = carry;
-  }
-}
-
-
-template <int BLOCK, int IPT, int XL>
-void launch_cfg(const MergeUnits<double>& m, const double* x, double* y) {
-  const size_t sh = size_t(IPT * BLOCK + BLOCK) * 8 + size_t(IPT * BLOCK + 1) * 4;
-  merge_v1_kernel<double, IPT, BLOCK, XL><<<m.units, BLOCK, sh>>>(m, 1.0, x, 0.0, y);
-}
-using Launch = void (*)(const MergeUnits<double>&, const double*, double*);
-template <int BLOCK, int XL>
-Launch pick_ipt(int ipt) {
-  switch (ipt) {
-    case 1: return launch_cfg<BLOCK, 1, XL>;
-    case 2: return launch_cfg<BLOCK, 2, XL>;
-    case 3: return launch_cfg<BLOCK, 3, XL>;
-    case 4: return launch_cfg<BLOCK, 4, XL>;
-    case 5: return launch_cfg<BLOCK, 5, XL>;
-    case 6: return launch_cfg<BLOCK, 6, XL>;
-    case 7: return launch_cfg<BLOCK, 7, XL>;
-    case 8: return launch_cfg<BLOCK, 8, XL>;
-    case 12: return launch_cfg<BLOCK, 12, XL>;
-    case 16: return launch_cfg<BLOCK, 16, XL>;
-  }
-  return nullptr;
-}
-inline Launch pick(int block, int ipt, int xl) {
-  if (block == 128) return xl ? pick_ipt<128, 1>(ipt) : pick_ipt<128, 0>(ipt);
-  if (block == 256) return xl ? pick_ipt<256, 1>(ipt) : pick_ipt<256, 0>(ipt);
-  if (block == 512) return xl ? pick_ipt<512, 1>(ipt) : pick_ipt<512, 0>(ipt);
-  return nullptr;
-}
-
-
 __device__ __forceinline__ double ld_x_hint(const double* p, int abl, unsigned long long pol) {
   double r;
   if (abl & 32)
@@ -200,11 +10,14 @@ __device__ __forceinline__ double ld_x_hint(const double* p, int abl, unsigned l
     asm volatile("ld.global.nc.L1::evict_last.f64 %0, [%1];" : "=d"(r) : "l"(p));
   return r;
 }
-// V2: V1 with options. SMALL: row ends kept as 16-bit offsets from the
-// unit's first entry, and the scanned carries written over the products
-// (dead after the walk): less shared memory a block, more L1 for x.
-// abl (timing only, wrong results): 1 no y stores, 2 no search, 4 no
-// cross-warp combination.
+// V2: the library's algorithm (281f727's csr_merge_unit_kernel) with BLOCK
+// threads a unit and options. With no option it is the harness's former V1
+// (rows "v1-BxI" of the first runs). SMALL: row ends kept as 16-bit offsets
+// from the unit's first entry, and the scanned carries written over the
+// products (dead after the walk): less shared memory a block, more L1 for
+// x. STAGEY: y written from shared memory. abl (timing only, wrong results):
+// 1 no y stores, 2 no search, 4 no cross-warp combination; 8 trigger the
+// fix-up's programmatic launch; 16/32 x loads evict-last in L1 / L1 and L2.
 template <class Scalar, int IPT, int BLOCK, bool SMALL, bool STAGEY = false>
 __global__ void __launch_bounds__(BLOCK)
     merge_v2_kernel(MergeUnits<Scalar> a, Scalar alpha, const Scalar* __restrict__ x, Scalar beta,
@@ -708,37 +521,6 @@ inline Launch4 pick5(int block, int ipt) {
   if (block == 256) return pick5_ipt<256>(ipt);
   if (block == 512) return pick5_ipt<512>(ipt);
   return nullptr;
-}
-
-// Fix-up, a thread a crossing row (rows crossing more than 32 units: the
-// warp together). A warp per row left most of its lanes idle and took
-// several waves where units are many.
-template <class Scalar>
-__global__ void __launch_bounds__(256)
-    fixup_thread_kernel(int nspan, const int* __restrict__ span_row, const int* __restrict__ span_first,
-                        const int* __restrict__ span_last, const Scalar* __restrict__ head,
-                        const Scalar* __restrict__ tail, Scalar alpha, Scalar beta, Scalar* __restrict__ y) {
-  const int s = blockIdx.x * blockDim.x + threadIdx.x;
-  const int lane = threadIdx.x & 31;
-  const bool valid = s < nspan;
-  const int u0 = valid ? ldg(span_first + s) : 0, u1 = valid ? ldg(span_last + s) : 0;
-  const int row = valid ? ldg(span_row + s) : 0;
-  const bool wide = valid && u1 - u0 > 32;
-  if (valid && !wide) {
-    Scalar acc = ldg(tail + u0);
-    for (int j = u0 + 1; j <= u1; ++j) acc += ldg(head + j);
-    store_y(y, row, alpha, acc, beta);
-  }
-  unsigned todo = __ballot_sync(0xffffffffu, wide);
-  while (todo) {
-    const int src = __ffs(todo) - 1;
-    todo &= todo - 1;
-    const int a0 = __shfl_sync(0xffffffffu, u0, src), a1 = __shfl_sync(0xffffffffu, u1, src);
-    Scalar acc = 0;
-    for (int j = a0 + 1 + lane; j <= a1; j += 32) acc += ldg(head + j);
-    acc = warp_sum(acc);
-    if (lane == src) store_y(y, row, alpha, ldg(tail + a0) + acc, beta);
-  }
 }
 
 template <class Scalar>
