@@ -154,10 +154,10 @@ inline int pkt_default_rows(int scalar_bytes) { return std::min(1024, pkt_scratc
 constexpr int kMergeBlockThreads = 256;
 // The most items a thread of the tuned kernel walks: its unit's products
 // and row ends are staged in shared memory (4 a thread is 14.3 KB a block
-// for double). On an H100, 4 a thread was 1.00-1.10x faster than 6 or 8 on
+// for double). On an H100, 4 a thread was 1.00-1.09x faster than 6 or 8 on
 // power-law, R-MAT, uniform and normal rows (more blocks in flight, each
-// with a shorter stage) and 0.9x on 7-point stencils and banded matrices,
-// where csr-merge is not the format to use.
+// with a shorter stage) and 0.88-0.94x as fast as 6 on a 7-point stencil
+// and a banded matrix, where csr-merge is not the format to use.
 constexpr int kMergeMaxItemsPerThread = 4;
 // Blocks an SM holds at once at that size: the units a GPU needs to be
 // full before a thread takes more than one item.

@@ -161,8 +161,8 @@ inline unsigned blocks_for(long n, int block) { return static_cast<unsigned>((n 
 // where the row crosses at most kSpanThreadUnits units, the warp together
 // for longer rows; both add in a fixed order, so the same bits every run.
 // A warp a row left 31 lanes idle and took several waves where units are
-// many (rmat:22:16 in csr-merge, about 69,000 rows crossing units: 15 us
-// against 8 for this kernel on an H100).
+// many (rmat:22:16 in csr-merge, about 69,000 rows crossing units: about
+// 16 us against 9 for this kernel on an H100).
 constexpr int kSpanThreadUnits = 8;
 template <class Scalar>
 __global__ void __launch_bounds__(256)

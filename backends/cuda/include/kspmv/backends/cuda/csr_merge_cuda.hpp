@@ -6,7 +6,7 @@
 //     the read-only path). A thread's items are a template argument, so
 //     every column, value and row-end load of the unit is issued before
 //     the x loads that wait on the columns: two rounds of memory latency a
-//     unit. (Four at a time in a runtime loop took 1.4-2.0x longer on
+//     unit. (Four at a time in a runtime loop took 1.4-2.1x longer on
 //     power-law and R-MAT graphs, where x is gathered from L2.)
 //  2. Each thread finds its own start on the unit's path (a binary search
 //     in shared memory) and walks its items_per_thread items: a row it
