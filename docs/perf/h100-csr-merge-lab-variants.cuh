@@ -11,8 +11,8 @@ __device__ __forceinline__ double ld_x_hint(const double* p, int abl, unsigned l
   return r;
 }
 // V2: the library's algorithm (281f727's csr_merge_unit_kernel) with BLOCK
-// threads a unit and options. With no option it is the harness's former V1
-// (rows "v1-BxI" of the first runs). SMALL: row ends kept as 16-bit offsets
+// threads a unit and options. With no option it is the kernel the rows
+// "v1-BxI" of the first runs timed. SMALL: row ends kept as 16-bit offsets
 // from the unit's first entry, and the scanned carries written over the
 // products (dead after the walk): less shared memory a block, more L1 for
 // x. STAGEY: y written from shared memory. abl (timing only, wrong results):
