@@ -49,7 +49,10 @@ struct FetchedRows {
 // is left out as it comes.
 template <class Rows>
 double x_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_bytes, DistinctCounter& distinct) {
-  const std::int64_t per_sector = std::max(1, 32 / scalar_bytes);
+  // Sectors hold a power of two of values (32 / scalar_bytes): a shift,
+  // not a 64-bit division an entry.
+  int shift = 0;
+  while ((2 << shift) * scalar_bytes <= 32) ++shift;
   double total = 0;
   std::vector<std::int64_t> s;
   for (std::size_t w = p0; w < p1; w += 32) {
@@ -61,7 +64,7 @@ double x_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int scalar_by
       const RowRef r = rows[p];
       std::int64_t last = -1;
       for (std::int64_t k = r.begin; k < r.end; ++k) {
-        const std::int64_t sector = r.col(k) / per_sector;
+        const std::int64_t sector = r.col(k) >> shift;
         if (sector != last) s[m++] = sector;
         last = sector;
       }
@@ -111,6 +114,14 @@ double sorted_row_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int 
 // of it, a warp holding 32 / tpr consecutive rows of one tpr (tpr <= 32)
 // or a 32-lane share of one row. A load's lanes fall in as many lines as
 // there are distinct ones among them; an SM looks each up (line_ns).
+// A warp of more than kLoadsCounted loads (a hub row: csr-scalar's lane
+// walks it alone, csr-adaptive's lanes 256 entries a load) is counted at
+// every stride-th load of each run of loads with the same lanes busy, a
+// sample standing for the loads up to the next: the figure is a sum over
+// loads and a hub's loads are alike, so it moved by under 0.01% on the
+// 2-4M-row power-law and R-MAT graphs, where counting every load was most
+// of the figures' host time.
+constexpr std::int64_t kLoadsCounted = 256;
 template <class Rows, class TprOf>
 double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const TprOf& tpr_of, int scalar_bytes,
                        DistinctCounter& distinct_of) {
@@ -122,20 +133,34 @@ double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const T
   std::vector<Lane> lanes;
   std::vector<RowRef> held;
   std::array<std::int64_t, 32> c, v, xl;  // a warp's lanes' lines, one load
+  // Lanes that have loaded all their entries leave the list, the rest in
+  // row order (the counter's path for sorted runs), so that a warp of one
+  // hub row and 31 short ones costs its samples, not 32 lanes a load.
+  const auto loads = [](const Lane& l, std::int64_t t) { return l.end > l.begin ? (l.end - l.begin + t - 1) / t : 0; };
   auto warp = [&](std::int64_t t) {
     std::int64_t steps = 0;
-    for (const Lane& l : lanes) steps = std::max(steps, (l.end - l.begin + t - 1) / t);
-    for (std::int64_t j = 0; j < steps; ++j) {
-      std::size_t m = 0;
-      for (const Lane& l : lanes) {
-        const std::int64_t k = l.begin + j * t;
-        if (k >= l.end) continue;
-        c[m] = k * kIndex / 128;
-        v[m] = k * scalar_bytes / 128;
-        xl[m] = l.row->col(k) * scalar_bytes / 128;
-        ++m;
+    for (const Lane& l : lanes) steps = std::max(steps, loads(l, t));
+    const std::int64_t stride = steps > kLoadsCounted ? (steps + kLoadsCounted - 1) / kLoadsCounted : 1;
+    // Each run sampled from its own start, so a sample's lanes are those
+    // of the loads it stands for.
+    for (std::int64_t j0 = 0; j0 < steps;) {
+      lanes.erase(std::remove_if(lanes.begin(), lanes.end(), [&](const Lane& l) { return loads(l, t) <= j0; }),
+                  lanes.end());
+      std::int64_t j1 = steps;
+      for (const Lane& l : lanes) j1 = std::min(j1, loads(l, t));
+      for (std::int64_t j = j0; j < j1; j += stride) {
+        std::size_t m = 0;
+        for (const Lane& l : lanes) {
+          const std::int64_t k = l.begin + j * t;
+          c[m] = k * kIndex / 128;
+          v[m] = k * scalar_bytes / 128;
+          xl[m] = l.row->col(k) * scalar_bytes / 128;
+          ++m;
+        }
+        total += double(std::min(stride, j1 - j)) * double(distinct_of.count(c.data(), m) +
+                                                           distinct_of.count(v.data(), m) + distinct_of.count(xl.data(), m));
       }
-      total += double(distinct_of.count(c.data(), m) + distinct_of.count(v.data(), m) + distinct_of.count(xl.data(), m));
+      j0 = j1;
     }
   };
   held.reserve(32);
@@ -327,7 +352,19 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
   constexpr std::int64_t kEntriesPerThread = 8192;
   const unsigned threads = static_cast<unsigned>(std::clamp<std::int64_t>(
       std::min<std::int64_t>(std::thread::hardware_concurrency(), 16), 1, std::max<std::int64_t>(1, entries / kEntriesPerThread)));
-  for_each_task(per_pick.size(), threads, [&](std::size_t t) {
+  // The heaviest picks first: a warp of hubs can hold most of the sample,
+  // and started last it would run alone after the rest.
+  std::vector<std::pair<std::int64_t, std::size_t>> heaviest(per_pick.size());
+  for (std::size_t t = 0; t < per_pick.size(); ++t) {
+    const WarpPick& w = t < nc ? caller_picks[t] : ascending_picks[t - nc];
+    const Rows& rows = t < nc ? caller : ascending;
+    std::int64_t held = 0;
+    for (std::size_t p = w.first; p < w.last; ++p) held += rows[p].length();
+    heaviest[t] = {-held, t};
+  }
+  std::sort(heaviest.begin(), heaviest.end());
+  for_each_task(per_pick.size(), threads, [&](std::size_t order) {
+    const std::size_t t = heaviest[order].second;
     thread_local DistinctCounter distinct;
     if (t < nc) {
       const WarpPick& w = caller_picks[t];

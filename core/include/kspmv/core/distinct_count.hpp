@@ -13,24 +13,35 @@
 
 namespace kspmv {
 
+namespace detail {
+// Distinct values of v[0, n), all in [lo, lo + span), counted with a
+// bitmap of the range (`bits`, reused: assigned span / 64 + 1 zero words).
+inline std::int64_t bitmap_distinct(const std::int64_t* v, std::size_t n, std::int64_t lo, std::uint64_t span,
+                                    std::vector<std::uint64_t>& bits) {
+  bits.assign(static_cast<std::size_t>(span / 64 + 1), 0);
+  const std::uint64_t base = static_cast<std::uint64_t>(lo);
+  std::int64_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t b = static_cast<std::uint64_t>(v[i]) - base;
+    std::uint64_t& word = bits[static_cast<std::size_t>(b / 64)];
+    const std::uint64_t bit = std::uint64_t(1) << (b % 64);
+    count += (word & bit) ? 0 : 1;
+    word |= bit;
+  }
+  return count;
+}
+}  // namespace detail
+
 // The number of distinct values in v (v is reordered).
 inline std::int64_t distinct_count(std::vector<std::int64_t>& v) {
   constexpr std::size_t kSortBelow = 2048;
   if (v.size() >= kSortBelow) {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    const std::uint64_t span = static_cast<std::uint64_t>(*hi - *lo) + 1, base = static_cast<std::uint64_t>(*lo);
+    const std::uint64_t span = static_cast<std::uint64_t>(*hi - *lo) + 1;
     // A bitmap of the range where it is at most 8 bytes a value.
     if (span / 64 <= v.size()) {
-      std::vector<std::uint64_t> seen(static_cast<std::size_t>(span / 64 + 1), 0);
-      std::int64_t count = 0;
-      for (const std::int64_t x : v) {
-        const std::uint64_t b = static_cast<std::uint64_t>(x) - base;
-        std::uint64_t& word = seen[static_cast<std::size_t>(b / 64)];
-        const std::uint64_t bit = std::uint64_t(1) << (b % 64);
-        count += (word & bit) ? 0 : 1;
-        word |= bit;
-      }
-      return count;
+      std::vector<std::uint64_t> bits;
+      return detail::bitmap_distinct(v.data(), v.size(), *lo, span, bits);
     }
   }
   std::sort(v.begin(), v.end());
@@ -54,10 +65,8 @@ class DistinctCounter {
     if (k == n) return steps;
     if (n >= kBitmapFrom) {  // distinct_count's bitmap, where the range is dense
       const auto [lo, hi] = std::minmax_element(v, v + n);
-      if (static_cast<std::uint64_t>(*hi - *lo) / 64 <= n) {
-        held_.assign(v, v + n);
-        return distinct_count(held_);
-      }
+      const std::uint64_t span = static_cast<std::uint64_t>(*hi - *lo) + 1;
+      if (span / 64 <= n) return detail::bitmap_distinct(v, n, *lo, span, bits_);
     }
     reserve(n);
     if (++list_ == 0) {  // the list numbers wrapped: clear once in 2^32 lists
@@ -100,7 +109,8 @@ class DistinctCounter {
     shift_ = 64 - bits;
     list_ = 0;
   }
-  std::vector<std::int64_t> keys_, held_;
+  std::vector<std::int64_t> keys_;
+  std::vector<std::uint64_t> bits_;
   std::vector<std::uint32_t> owner_;
   std::uint32_t list_ = 0;
   int shift_ = 58;
