@@ -12,46 +12,9 @@ __global__ void scatter(const int* slot, const double* v, double* data, long nnz
   long k = blockIdx.x * (long)blockDim.x + threadIdx.x;
   if (k < nnz) data[slot[k]] = v[k];
 }
-constexpr int T = 32;  // rows a tile
-template <int MAXD>
-__global__ void tile_refresh(const int* rp, const int* slot, const double* v, double* data, int n, int pitch, int* fallback) {
-  __shared__ double buf[MAXD * T];
-  __shared__ int lo, hi;
-  const int r0 = blockIdx.x * T;
-  const int r1 = min(n, r0 + T);
-  const long k0 = rp[r0], k1 = rp[r1];
-  if (threadIdx.x == 0) { lo = 1 << 30; hi = -1; }
-  __syncthreads();
-  if (threadIdx.x < r1 - r0) {
-    const int r = r0 + threadIdx.x;
-    if (rp[r + 1] > rp[r]) {
-      atomicMin(&lo, slot[rp[r]] / pitch);
-      atomicMax(&hi, slot[rp[r + 1] - 1] / pitch);
-    }
-  }
-  __syncthreads();
-  const int nd = hi - lo + 1;
-  if (nd <= 0) return;
-  if (nd > MAXD) {  // too many diagonals for the tile: scatter
-    for (long k = k0 + threadIdx.x; k < k1; k += blockDim.x) data[slot[k]] = v[k];
-    if (threadIdx.x == 0) atomicAdd(fallback, 1);
-    return;
-  }
-  for (int i = threadIdx.x; i < nd * T; i += blockDim.x) buf[i] = 0.0;
-  __syncthreads();
-  for (long k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
-    const int s = slot[k];
-    const int d = s / pitch, r = s - d * pitch;
-    buf[(d - lo) * T + (r - r0)] = v[k];
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < nd * T; i += blockDim.x) {
-    const int d = lo + i / T, r = r0 + i % T;
-    if (r < n) data[(long)d * pitch + r] = buf[i];
-  }
-}
+constexpr int T = 32;  // rows a tile in the "tile" column
 constexpr int BUF = 5632;  // doubles of shared memory (44 KB)
-__global__ void tile_refresh_t(const int* rp, const int* slot, const double* v, double* data, int n, int pitch, int TT, int* fallback) {
+__global__ void tile_refresh(const int* rp, const int* slot, const double* v, double* data, int n, int pitch, int TT, int* fallback) {
   __shared__ double buf[BUF];
   __shared__ int lo, hi;
   const int r0 = blockIdx.x * TT;
@@ -125,7 +88,7 @@ void run(const char* name, int n, const std::vector<int>& offsets, double keep, 
   std::vector<double> ones(n, 1.0); cudaMemcpy(d_x, ones.data(), n * 8, cudaMemcpyHostToDevice);
   cudaMemset(d_ref, 0, (long)nd * pitch * 8); cudaMemset(d_data, 0, (long)nd * pitch * 8); cudaMemset(d_fb, 0, 4);
   scatter<<<(nnz + 255) / 256, 256>>>(d_slot, d_v, d_ref, nnz);
-  tile_refresh<176><<<(n + T - 1) / T, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, d_fb);
+  tile_refresh<<<(n + T - 1) / T, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, T, d_fb);
   CK(cudaDeviceSynchronize());
   std::vector<double> a((long)nd * pitch), b((long)nd * pitch);
   cudaMemcpy(a.data(), d_ref, a.size() * 8, cudaMemcpyDeviceToHost); cudaMemcpy(b.data(), d_data, b.size() * 8, cudaMemcpyDeviceToHost);
@@ -133,12 +96,12 @@ void run(const char* name, int n, const std::vector<int>& offsets, double keep, 
   int fb; cudaMemcpy(&fb, d_fb, 4, cudaMemcpyDeviceToHost);
   float t_spmv = timeit([&] { dia_spmv<<<(n + 127) / 128, 128>>>(d_data, d_off, nd, n, pitch, d_x, d_y); });
   float t_scat = timeit([&] { scatter<<<(nnz + 255) / 256, 256>>>(d_slot, d_v, d_data, nnz); });
-  float t_tile = timeit([&] { tile_refresh<176><<<(n + T - 1) / T, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, d_fb); });
+  float t_tile = timeit([&] { tile_refresh<<<(n + T - 1) / T, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, T, d_fb); });
   int TT = 32 * std::max(1, std::min(16, 176 / nd));
   cudaMemset(d_data, 0, (long)nd * pitch * 8);
-  tile_refresh_t<<<(n + TT - 1) / TT, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, TT, d_fb);
+  tile_refresh<<<(n + TT - 1) / TT, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, TT, d_fb);
   cudaMemcpy(b.data(), d_data, b.size() * 8, cudaMemcpyDeviceToHost); long bad2 = 0; for (size_t i = 0; i < a.size(); ++i) bad2 += a[i] != b[i];
-  float t_tt = timeit([&] { tile_refresh_t<<<(n + TT - 1) / TT, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, TT, d_fb); });
+  float t_tt = timeit([&] { tile_refresh<<<(n + TT - 1) / TT, 256>>>(d_rp, d_slot, d_v, d_data, n, pitch, TT, d_fb); });
   float t_copy = timeit([&] { copyk<<<(nnz + 255) / 256, 256>>>(d_v, d_ref, nnz); });
   printf("%-22s n %8d nnz %9ld diags %4d | spmv %8.1f us | scatter %8.1f (%.2f spmv) | tile %8.1f (%.2f spmv) | tile of %d rows %8.1f (%.2f spmv) | copy of values %7.1f | mismatches %ld %ld, fallback tiles %d\n",
          name, n, nnz, nd, t_spmv, t_scat, t_scat / t_spmv, t_tile, t_tile / t_spmv, TT, t_tt, t_tt / t_spmv, t_copy, bad, bad2, fb);
