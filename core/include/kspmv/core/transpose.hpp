@@ -13,6 +13,10 @@
 // (graphs with hub columns), one sort of every entry's key instead. The
 // result depends on the pattern only: the same bits on every run and every
 // device, columns of A^T ascending.
+//
+// Where A is structurally symmetric (FEM meshes, stencils), A^T has A's
+// pattern and none of that is needed: mirror_entries() names each entry's
+// partner, and A^T is A's format with values of its own (matrix.hpp).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -20,10 +24,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/error.hpp"
+#include "kspmv/core/row_segments.hpp"
 
 namespace kspmv {
 
@@ -216,6 +222,55 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
   t.csr.col_idx = tcol;
   t.csr.values = tval;
   return t;
+}
+
+// A structurally symmetric A (square, entry (j, i) present for every
+// entry (i, j)) has A^T's pattern, so A^T is A's layout holding other
+// values: at entry k = (i, j) A^T holds A's entry (j, i). mirror(k) names
+// that entry. Each entry's partner is found by a binary search of row j's
+// columns (sorted in a canonical CSR), a thread a row segment so that no
+// thread walks a long row alone; no sort, no atomics but a flag. None
+// where some partner is missing: A^T then needs transpose_csr().
+template <class Scalar, class ExecSpace>
+std::optional<Kokkos::View<int*, typename ExecSpace::memory_space>> mirror_entries(
+    const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a) {
+  using M = typename ExecSpace::memory_space;
+  using mirror_view = Kokkos::View<int*, M>;
+  const std::int64_t nnz = a.nnz();
+  if (a.nrows != a.ncols || nnz > std::int64_t(std::numeric_limits<int>::max())) return std::nullopt;
+  const auto row_ptr = a.row_ptr;
+  const auto col_idx = a.col_idx;
+  mirror_view mirror(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::transpose::mirror")),
+                     nnz);
+  Kokkos::View<int, M> missing(Kokkos::view_alloc(space, std::string("kspmv::transpose::missing")));
+  detail::for_each_row_segment(
+      space, "kspmv::transpose::mirror", a.nrows, longest_row(space, row_ptr),
+      KOKKOS_LAMBDA(const std::int64_t i) { return row_ptr(i); },
+      KOKKOS_LAMBDA(const std::int64_t i) { return row_ptr(i + 1); },
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
+        for (std::int64_t k = k0; k < k1; ++k) {
+          const ordinal_t j = col_idx(k);
+          // The first entry of row j whose column is not below i.
+          offset_t lo = row_ptr(j), hi = row_ptr(j + 1);
+          while (lo < hi) {
+            const offset_t mid = lo + (hi - lo) / 2;
+            if (col_idx(mid) < i)
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+          if (lo < row_ptr(j + 1) && col_idx(lo) == i) {
+            mirror(k) = static_cast<int>(lo);
+          } else if (missing() == 0) {  // read first: a graph missing most partners stores to it rarely
+            Kokkos::atomic_exchange(&missing(), 1);
+          }
+        }
+      });
+  int missed = 0;
+  Kokkos::deep_copy(space, missed, missing);
+  space.fence();
+  if (missed) return std::nullopt;
+  return mirror;
 }
 
 // Whether two device CSRs have the same pattern (shape, offsets, columns):

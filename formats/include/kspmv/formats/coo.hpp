@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
@@ -293,10 +294,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, ExecSpac
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const CooDevice<Scalar, ExecSpace>& f) {
-  return {f.val};
+auto value_members(CooDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.val);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

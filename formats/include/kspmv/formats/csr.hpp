@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
@@ -226,10 +227,12 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const CsrDeviceT<Scalar, E
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace, CsrKernel Kind>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const CsrDeviceT<Scalar, ExecSpace, Kind>& f) {
-  return {f.values};
+auto value_members(CsrDeviceT<Scalar, ExecSpace, Kind>& f) {
+  return std::tie(f.values);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace, CsrKernel Kind>

@@ -14,6 +14,7 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
@@ -198,10 +199,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, 
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const CsrAdaptiveDevice<Scalar, ExecSpace>& f) {
-  return {f.csr.values};
+auto value_members(CsrAdaptiveDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.csr.values);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

@@ -34,6 +34,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <climits>
+#include <tuple>
 
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
@@ -309,11 +310,12 @@ void spmv(Scalar alpha, const CsrMergeDevice<Scalar, ExecSpace>& A, const XView&
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp): the CSR's own.
+// their slots (kspmv/core/value_map.hpp), the CSR's own: references to
+// its members, read through detail::value_views; a copy given values of
+// its own replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(
-    const CsrMergeDevice<Scalar, ExecSpace>& f) {
-  return {f.csr.values};
+auto value_members(CsrMergeDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.csr.values);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/block_util.hpp"
@@ -220,10 +221,12 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, Ex
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const DiaDevice<Scalar, ExecSpace>& f) {
-  return {f.data};
+auto value_members(DiaDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.data);
 }
 // Its slot walk (row_segments.hpp, walk_slots): row r's entries, in
 // column order, on the diagonals its mask names, in ascending order.

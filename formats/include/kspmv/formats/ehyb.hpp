@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
@@ -600,10 +601,12 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EhybDevice<Scalar, ExecSpace>& f) {
-  return {f.ell_val, f.er_val, f.long_val};
+auto value_members(EhybDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.ell_val, f.er_val, f.long_val);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

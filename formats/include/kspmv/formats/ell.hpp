@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
@@ -209,10 +210,12 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const EllDevice<Scalar, Ex
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EllDevice<Scalar, ExecSpace>& f) {
-  return {f.values};
+auto value_members(EllDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.values);
 }
 // Its slot walk (row_segments.hpp, walk_slots): row r's n-th entry (of
 // its first `width`) at ell_row_base(r) + n slices' rows on.

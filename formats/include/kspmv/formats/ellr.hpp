@@ -3,6 +3,8 @@
 // (column-major within 256-row slices), coalesced.
 #pragma once
 
+#include <tuple>
+
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_build.hpp"
 #include "kspmv/core/row_stats.hpp"
@@ -100,10 +102,12 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const EllrDevice<Scalar, E
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EllrDevice<Scalar, ExecSpace>& f) {
-  return {f.ell.values};
+auto value_members(EllrDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.ell.values);
 }
 // Its slot walk: its ELL's.
 template <class Scalar, class ExecSpace>

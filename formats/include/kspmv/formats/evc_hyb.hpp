@@ -29,6 +29,7 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
@@ -556,10 +557,12 @@ void spmv_profile(EvcProfile mode, const ExecSpace& space, Scalar alpha, const E
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const EvcHybDevice<Scalar, ExecSpace>& f) {
-  return {f.ell_val, f.csr_val};
+auto value_members(EvcHybDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.ell_val, f.csr_val);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

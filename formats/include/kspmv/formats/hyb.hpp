@@ -5,6 +5,8 @@
 // caller may set K (ConvertOptions::hyb_k); the performance model will.
 #pragma once
 
+#include <tuple>
+
 #include "kspmv/core/properties.hpp"
 #include "kspmv/formats/coo.hpp"
 #include "kspmv/model/model.hpp"
@@ -181,10 +183,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const HybDevice<Scalar, ExecSpac
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const HybDevice<Scalar, ExecSpace>& f) {
-  return {f.ell.values, f.coo.val};
+auto value_members(HybDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.ell.values, f.coo.val);
 }
 // Its slot walk (row_segments.hpp, walk_slots): row r's first K entries
 // in its ELL row, the rest in order from coo_row_start(r) of the COO part,

@@ -7,6 +7,8 @@
 // portable kernel (compiled for CUDA by Kokkos) so far.
 #pragma once
 
+#include <tuple>
+
 #include "kspmv/core/properties.hpp"
 #include "kspmv/formats/pellr.hpp"
 
@@ -147,10 +149,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const JadDevice<Scalar, ExecSpac
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const JadDevice<Scalar, ExecSpace>& f) {
-  return {f.values};
+auto value_members(JadDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.values);
 }
 // Its slot walk (row_segments.hpp, walk_slots): position r holds CSR row
 // new_to_old(r), its n-th entry in jagged diagonal n at r.

@@ -14,6 +14,7 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
@@ -232,10 +233,12 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const PellrDevice<Scalar, 
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const PellrDevice<Scalar, ExecSpace>& f) {
-  return {f.values};
+auto value_members(PellrDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.values);
 }
 // Its slot walk (row_segments.hpp, walk_slots): position r holds CSR row
 // new_to_old(r), its n-th entry in column n of r's lane of r's slice.

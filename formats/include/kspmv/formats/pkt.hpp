@@ -20,6 +20,7 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 #include <queue>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/adaptive.hpp"
@@ -267,10 +268,12 @@ void spmv(const ExecSpace& space, Scalar alpha, const PktDevice<Scalar, ExecSpac
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const PktDevice<Scalar, ExecSpace>& f) {
-  return {f.value, f.remainder.val};
+auto value_members(PktDevice<Scalar, ExecSpace>& f) {
+  return std::tie(f.value, f.remainder.val);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <new>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -97,6 +98,33 @@ struct has_spmv_block<
 template <class F>
 constexpr bool block_pays(const F&) {
   return true;
+}
+
+// A format's value views (its value_members), as its value map takes
+// them.
+template <class F>
+auto value_views(const F& f) {
+  // value_members hands out references so that pattern_copy() can replace
+  // them; here they are only read.
+  const auto members = value_members(const_cast<F&>(f));
+  using first = std::decay_t<std::tuple_element_t<0, std::decay_t<decltype(members)>>>;
+  using view = Kokkos::View<typename first::non_const_value_type*, typename first::memory_space>;
+  return std::apply([](const auto&... v) { return std::vector<view>{view(v)...}; }, members);
+}
+
+// A copy of format f sharing its pattern (every view but its values) with
+// value views of its own, zero, so padding stays zero until a scatter
+// fills the rest: A^T of a structurally symmetric A is A's layout holding
+// other values (Matrix::build_transpose).
+template <class ExecSpace, class F>
+F pattern_copy(const ExecSpace& space, const F& f) {
+  F g = f;
+  std::apply(
+      [&](auto&... v) {
+        ((v = std::decay_t<decltype(v)>(Kokkos::view_alloc(space, v.label()), v.extent(0))), ...);
+      },
+      value_members(g));
+  return g;
 }
 
 // Whether format F knows where each entry of a row lands (a slot walk,
@@ -198,6 +226,11 @@ struct AnyFormat {
   // Its value map with a slot for each entry (one made by walking its
   // rows where the map is by rows): what reindexed() needs.
   virtual ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space) const = 0;
+  // The same pattern (its views shared) with value views and scratch of
+  // its own, zero, refreshed through m: A^T of a structurally symmetric A.
+  virtual std::shared_ptr<const AnyFormat> pattern_copy(const ExecSpace& space, ValueMap<Scalar, ExecSpace> m) const = 0;
+  // Device bytes of its value views.
+  virtual std::size_t value_bytes() const = 0;
   // The same format with scratch views of its own (has_scratch), for a
   // handle; null where the format keeps no scratch.
   virtual std::shared_ptr<const AnyFormat> with_own_scratch() const = 0;
@@ -248,6 +281,16 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   }
   std::shared_ptr<const base> with_map(ValueMap<Scalar, ExecSpace> m) const override {
     return std::make_shared<FormatHolder>(F(f), std::move(m));
+  }
+  std::shared_ptr<const base> pattern_copy(const ExecSpace& space, ValueMap<Scalar, ExecSpace> m) const override {
+    F g = detail::pattern_copy(space, f);
+    if constexpr (has_scratch<F>::value) g = kspmv::with_own_scratch(g);
+    return std::make_shared<FormatHolder>(std::move(g), std::move(m));
+  }
+  std::size_t value_bytes() const override {
+    std::size_t bytes = 0;
+    for (const auto& v : value_views(f)) bytes += v.span() * sizeof(Scalar);
+    return bytes;
   }
   std::shared_ptr<const base> with_own_scratch() const override {
     if constexpr (has_scratch<F>::value) {
@@ -737,13 +780,15 @@ class Matrix {
       impl_->gather_values(space, v);
       d.values = v;
     }
+    if (transpose_as_pattern_copy(space, d, timer)) return;
     const auto tr = transpose_csr(space, d);
     space.fence();
     st.times.structure = timer.seconds();
     // Format::Auto: A's own format where A^T has A's pattern (a symmetric
     // pattern: the same pattern runs the same in any format, and A's was
     // chosen for it, measured where auto picked it; no pattern figures to
-    // take), else the model's pick from A^T's pattern figures.
+    // take; converted here only where the pattern copy above could not be
+    // made), else the model's pick from A^T's pattern figures.
     Format f = st.opt.transpose_format;
     if (f == Format::Auto) f = built_on_device(format_) && same_pattern(space, d, tr.csr) ? format_
                                                                                         : pick_built_on_device(tr.csr, st.opt);
@@ -756,6 +801,42 @@ class Matrix {
     st.pattern = {};  // A^T's map now refreshes it: the pattern is not needed again
     st.times.total = timer.seconds();
     st.times.convert = st.times.total - st.times.structure - st.times.pick;
+  }
+
+  // A^T of a structurally symmetric A (mirror_entries, transpose.hpp) in
+  // A's format: A's layout shared, values of its own filled through A's
+  // slots renumbered by each entry's partner, a map that update_values()
+  // then refreshes it by. No conversion, no CSR of A^T: a search a
+  // nonzero, a renumbering and a scatter. False (nothing built) where A's
+  // pattern is not symmetric, A keeps no value map, computes in its
+  // internal order, or another format was asked for A^T.
+  bool transpose_as_pattern_copy(const ExecSpace& space, const device_csr_type& d, const Kokkos::Timer& timer) const {
+    TransposeState& st = *transpose_;
+    if (!refreshable() || impl_->in_internal_order()) return false;
+    if (st.opt.transpose_format != Format::Auto && st.opt.transpose_format != format_) return false;
+    const auto mirror = mirror_entries(space, d);
+    if (!mirror) return false;
+    st.times.structure = timer.seconds();
+    const ValueMap<Scalar, ExecSpace> slots = impl_->slot_map(space);
+    // d.values are A's entries after any merge: the first fill takes them
+    // through a map without A's merge lists, later refreshes the input's.
+    auto copy = impl_->pattern_copy(space, slots.reindexed(space, *mirror, ValueMap<Scalar, ExecSpace>()));
+    copy->scatter_values(space, d.values);
+    if (impl_->value_map().input_nnz() != nnz_) copy = copy->with_map(slots.reindexed(space, *mirror, impl_->value_map()));
+    Matrix t;
+    t.impl_ = std::move(copy);
+    t.format_ = format_;
+    t.nrows_ = ncols_;
+    t.ncols_ = nrows_;
+    t.nnz_ = nnz_;
+    space.fence();
+    st.times.total = timer.seconds();
+    st.times.convert = st.times.total - st.times.structure;
+    t.conversion_seconds_ = st.times.convert;
+    st.matrix = std::make_shared<const Matrix>(std::move(t));
+    st.shares_pattern = true;
+    st.pattern = {};
+    return true;
   }
 
   // The pattern phase builds the format from the tagged pattern, the value
@@ -913,8 +994,9 @@ class Matrix {
     if (!transpose_->matrix) build_transpose(space, const_vector_type());
     return *transpose_->matrix;
   }
-  // Whether A^T exists now, its device bytes (format, value map; before
-  // it is built, the pattern kept for it) and the seconds its build took.
+  // Whether A^T exists now, its device bytes (format, value map; only its
+  // values and map where it shares A's layout; before it is built, the
+  // pattern kept for it) and the seconds its build took.
   bool transpose_built() const {
     if (!transpose_) return false;
     std::lock_guard<std::mutex> guard(transpose_->lock);
@@ -923,13 +1005,24 @@ class Matrix {
   std::size_t transpose_bytes() const {
     if (!transpose_) return 0;
     std::lock_guard<std::mutex> guard(transpose_->lock);
-    if (transpose_->matrix) return transpose_->matrix->storage_bytes() + transpose_->matrix->value_map_bytes();
+    if (transpose_->matrix)
+      return (transpose_->shares_pattern ? transpose_->matrix->impl_->value_bytes() : transpose_->matrix->storage_bytes()) +
+             transpose_->matrix->value_map_bytes();
     return transpose_->pattern.row_ptr.span() * sizeof(offset_t) + transpose_->pattern.col_idx.span() * sizeof(ordinal_t);
   }
   double transpose_seconds() const { return transpose_times().total; }
-  // Where A^T's build went, in seconds: its CSR on the device (structure),
-  // the model's choice of its format (pick; Format::Auto only), its
-  // conversion and value map (convert). Zero until it is built.
+  // Whether A^T is A's layout holding values of its own (A's pattern is
+  // symmetric: transpose_as_pattern_copy); false until it is built.
+  bool transpose_shares_pattern() const {
+    if (!transpose_) return false;
+    std::lock_guard<std::mutex> guard(transpose_->lock);
+    return transpose_->matrix && transpose_->shares_pattern;
+  }
+  // Where A^T's build went, in seconds: its CSR on the device, or where
+  // A's pattern is symmetric the search for each entry's partner
+  // (structure), the model's choice of its format (pick; Format::Auto
+  // only), its conversion and value map, or the copy of A's layout and its
+  // first fill (convert). Zero until it is built.
   struct TransposeTimes {
     double structure = 0, pick = 0, convert = 0, total = 0;
   };
@@ -963,6 +1056,7 @@ class Matrix {
     device_csr_type pattern;  // A's, until A^T is built
     ConvertOptions opt;       // A^T's conversion
     std::shared_ptr<const Matrix> matrix;
+    bool shares_pattern = false;  // matrix is A's layout with values of its own
     TransposeTimes times;
   };
 

@@ -7,6 +7,7 @@
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
+#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_csr.hpp"
@@ -123,10 +124,12 @@ HostCsr<typename CrsMatrixType::non_const_value_type> host_csr_from_kokkos_kerne
 
 namespace detail {
 // The views holding its values, in the order its value map numbers
-// their slots (kspmv/core/value_map.hpp).
+// their slots (kspmv/core/value_map.hpp): references to its members,
+// read through detail::value_views; a copy given values of its own
+// replaces them (detail::with_own_values).
 template <class Scalar, class ExecSpace>
-std::vector<Kokkos::View<Scalar*, typename ExecSpace::memory_space>> value_views(const KkCrs<Scalar, ExecSpace>& f) {
-  return {f.A.values};
+auto value_members(KkCrs<Scalar, ExecSpace>& f) {
+  return std::tie(f.A.values);
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
