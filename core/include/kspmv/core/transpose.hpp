@@ -30,6 +30,7 @@
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/row_segments.hpp"
+#include "kspmv/core/scratch.hpp"
 
 namespace kspmv {
 
@@ -227,48 +228,47 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
 // A structurally symmetric A (square, entry (j, i) present for every
 // entry (i, j)) has A^T's pattern, so A^T is A's layout holding other
 // values: at entry k = (i, j) A^T holds A's entry (j, i). mirror(k) names
-// that entry. Each entry's partner is found by a binary search of row j's
-// columns (sorted in a canonical CSR), a thread a row segment so that no
-// thread walks a long row alone; no sort, no atomics but a flag. None
-// where some partner is missing: A^T then needs transpose_csr().
+// that entry. A thread an entry finds its row (a binary search of the
+// offsets, whose first levels every thread shares in cache) and its
+// partner (a binary search of row j's columns, sorted in a canonical
+// CSR): a few dependent loads a thread, however long the rows (a hub is
+// spread over as many threads as it has entries); no sort, no atomics but
+// a flag. mirror and the flag are temporaries of `temps`. None where some
+// partner is missing: A^T then needs transpose_csr().
 template <class Scalar, class ExecSpace>
 std::optional<Kokkos::View<int*, typename ExecSpace::memory_space>> mirror_entries(
-    const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a) {
-  using M = typename ExecSpace::memory_space;
-  using mirror_view = Kokkos::View<int*, M>;
+    const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, detail::ScratchSet<ExecSpace>& temps) {
   const std::int64_t nnz = a.nnz();
+  const std::int64_t nrows = a.nrows;
   if (a.nrows != a.ncols || nnz > std::int64_t(std::numeric_limits<int>::max())) return std::nullopt;
   const auto row_ptr = a.row_ptr;
   const auto col_idx = a.col_idx;
-  mirror_view mirror(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::transpose::mirror")),
-                     nnz);
-  Kokkos::View<int, M> missing(Kokkos::view_alloc(space, std::string("kspmv::transpose::missing")));
-  detail::for_each_row_segment(
-      space, "kspmv::transpose::mirror", a.nrows, longest_row(space, row_ptr),
-      KOKKOS_LAMBDA(const std::int64_t i) { return row_ptr(i); },
-      KOKKOS_LAMBDA(const std::int64_t i) { return row_ptr(i + 1); },
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
-        for (std::int64_t k = k0; k < k1; ++k) {
-          const ordinal_t j = col_idx(k);
-          // The first entry of row j whose column is not below i.
-          offset_t lo = row_ptr(j), hi = row_ptr(j + 1);
-          while (lo < hi) {
-            const offset_t mid = lo + (hi - lo) / 2;
-            if (col_idx(mid) < i)
-              lo = mid + 1;
-            else
-              hi = mid;
-          }
-          if (lo < row_ptr(j + 1) && col_idx(lo) == i) {
-            mirror(k) = static_cast<int>(lo);
-          } else if (missing() == 0) {  // read first: a graph missing most partners stores to it rarely
-            Kokkos::atomic_exchange(&missing(), 1);
-          }
+  const auto mirror = temps.template take<int>("kspmv::transpose::mirror", nnz);
+  const auto missing = temps.template take<int>("kspmv::transpose::missing", 1);
+  Kokkos::deep_copy(space, missing, 0);
+  Kokkos::parallel_for(
+      "kspmv::transpose::mirror", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t k) {
+        const std::int64_t i = detail::row_of_entry(row_ptr, nrows, k);
+        const ordinal_t j = col_idx(k);
+        // The first entry of row j whose column is not below i.
+        offset_t lo = row_ptr(j), hi = row_ptr(j + 1);
+        const offset_t end = hi;
+        while (lo < hi) {
+          const offset_t mid = lo + (hi - lo) / 2;
+          if (col_idx(mid) < i)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        if (lo < end && col_idx(lo) == i) {
+          mirror(k) = static_cast<int>(lo);
+        } else if (missing(0) == 0) {  // read first: a graph missing most partners stores to it rarely
+          Kokkos::atomic_exchange(&missing(0), 1);
         }
       });
-  int missed = 0;
-  Kokkos::deep_copy(space, missed, missing);
   space.fence();
+  int missed = 0;
+  Kokkos::deep_copy(missed, Kokkos::subview(missing, 0));
   if (missed) return std::nullopt;
   return mirror;
 }

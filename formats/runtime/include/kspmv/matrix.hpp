@@ -224,8 +224,9 @@ struct AnyFormat {
   // The same format (its views shared) refreshed through another map.
   virtual std::shared_ptr<const AnyFormat> with_map(ValueMap<Scalar, ExecSpace> m) const = 0;
   // Its value map with a slot for each entry (one made by walking its
-  // rows where the map is by rows): what reindexed() needs.
-  virtual ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space) const = 0;
+  // rows where the map is by rows, in a temporary of temps): what
+  // reindexed() reads.
+  virtual ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space, ScratchSet<ExecSpace>& temps) const = 0;
   // The same pattern (its views shared) with value views and scratch of
   // its own, zero, refreshed through m: A^T of a structurally symmetric A.
   virtual std::shared_ptr<const AnyFormat> pattern_copy(const ExecSpace& space, ValueMap<Scalar, ExecSpace> m) const = 0;
@@ -266,12 +267,11 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   void gather_values(const ExecSpace& space, const typename base::vector_type& out) const override {
     if (!walk_rows<LoadFromSlot>(space, "kspmv::value_map::gather_rows", out)) map.gather(space, value_views(f), out);
   }
-  ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space) const override {
+  ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space, ScratchSet<ExecSpace>& temps) const override {
     if constexpr (has_slot_walk<F>::value) {
       if (map.by_rows()) {
         using memory_space = typename ExecSpace::memory_space;
-        Kokkos::View<int*, memory_space> slot(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::value_map::slot"),
-                                              map.nnz());
+        const Kokkos::View<int*, memory_space> slot = temps.template take<int>("kspmv::value_map::slot", map.nnz());
         walk_slots(space, "kspmv::value_map::slots_of_rows", map.plan(), slot_walk(f, map.row_ptr()),
                    RecordSlot<Kokkos::View<int*, memory_space>>{slot});
         return ValueMap<Scalar, ExecSpace>::from_slots(map.nnz(), value_views(f), slot);
@@ -794,8 +794,10 @@ class Matrix {
                                                                                         : pick_built_on_device(tr.csr, st.opt);
     st.times.pick = timer.seconds() - st.times.structure;
     Matrix t = convert_any(tr.csr, f, st.opt);
-    if (refreshable() && t.refreshable())
-      t.impl_ = t.impl_->with_map(t.impl_->slot_map(space).reindexed(space, tr.source, impl_->value_map()));
+    if (refreshable() && t.refreshable()) {
+      detail::ScratchSet<ExecSpace> temps(space);
+      t.impl_ = t.impl_->with_map(t.impl_->slot_map(space, temps).reindexed(space, tr.source, impl_->value_map()));
+    }
     space.fence();
     st.matrix = std::make_shared<const Matrix>(std::move(t));
     st.pattern = {};  // A^T's map now refreshes it: the pattern is not needed again
@@ -814,10 +816,11 @@ class Matrix {
     TransposeState& st = *transpose_;
     if (!refreshable() || impl_->in_internal_order()) return false;
     if (st.opt.transpose_format != Format::Auto && st.opt.transpose_format != format_) return false;
-    const auto mirror = mirror_entries(space, d);
+    detail::ScratchSet<ExecSpace> temps(space);
+    const auto mirror = mirror_entries(space, d, temps);
     if (!mirror) return false;
     st.times.structure = timer.seconds();
-    const ValueMap<Scalar, ExecSpace> slots = impl_->slot_map(space);
+    const ValueMap<Scalar, ExecSpace> slots = impl_->slot_map(space, temps);
     // d.values are A's entries after any merge: the first fill takes them
     // through a map without A's merge lists, later refreshes the input's.
     auto copy = impl_->pattern_copy(space, slots.reindexed(space, *mirror, ValueMap<Scalar, ExecSpace>()));
