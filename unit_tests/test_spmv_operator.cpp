@@ -157,10 +157,10 @@ TEST_P(SpmvOperatorTest, TransposeIsDeterministicAndRefreshed) {
 // A structurally symmetric A whose values are not: A^T keeps A's format
 // and shares its layout (values and a map of its own), and is right
 // against the host transpose, in both precisions, after refreshes too: on
-// a stencil, on a power-law graph made symmetric (long rows: the partner
-// search splits them), and from a device CSR with duplicates (summed at
-// build and again on refresh). One entry short of symmetric, A^T is built
-// from its own CSR and is right as well.
+// a stencil, on a power-law graph made symmetric, on an arrow (a row of
+// more than kMirrorRowMax entries), and from a device CSR with duplicates
+// (summed at build and again on refresh). One entry short of symmetric,
+// A^T is built from its own CSR and is right as well.
 TEST_P(SpmvOperatorTest, SymmetricPatternTransposeSharesALayout) {
   using M = Matrix<double>;
   using mem = M::memory_space;
@@ -176,9 +176,18 @@ TEST_P(SpmvOperatorTest, SymmetricPatternTransposeSharesALayout) {
       both_ways.emplace_back(i, graph.col_idx[k], 1.0);
       both_ways.emplace_back(graph.col_idx[k], i, 1.0);
     }
+  // An arrow: row and column 0 full, longer than kMirrorRowMax (the
+  // partner search a thread an entry), and the diagonal.
+  std::vector<std::tuple<int, int, double>> arrow;
+  const int n = static_cast<int>(kMirrorRowMax) + 500;
+  for (int j = 0; j < n; ++j) {
+    arrow.emplace_back(0, j, 1.0);
+    if (j > 0) arrow.emplace_back(j, 0, 1.0), arrow.emplace_back(j, j, 1.0);
+  }
   const std::pair<std::string, HostCsr<double>> cases[] = {
       {"lap3d:5", with_new_values(generate<double>("lap3d:5"))},
       {"powerlaw:2000:8 + its transpose", with_new_values(kspmv_test::from_triplets<double>(2000, 2000, both_ways))},
+      {"arrow", with_new_values(kspmv_test::from_triplets<double>(n, n, arrow))},
   };
   for (const auto& [what, a] : cases) {
     if (!holds(a)) continue;

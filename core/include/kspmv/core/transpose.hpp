@@ -228,44 +228,80 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
 // A structurally symmetric A (square, entry (j, i) present for every
 // entry (i, j)) has A^T's pattern, so A^T is A's layout holding other
 // values: at entry k = (i, j) A^T holds A's entry (j, i). mirror(k) names
-// that entry. A thread an entry finds its row (a binary search of the
-// offsets, whose first levels every thread shares in cache) and its
-// partner (a binary search of row j's columns, sorted in a canonical
-// CSR): a few dependent loads a thread, however long the rows (a hub is
-// spread over as many threads as it has entries); no sort, no atomics but
-// a flag. mirror and the flag are temporaries of `temps`. None where some
-// partner is missing: A^T then needs transpose_csr().
+// that entry, found by a binary search of row j's columns (sorted in a
+// canonical CSR): a few dependent loads an entry, no sort, no atomics but
+// a flag. MirrorSearch is that search; mirror_entries runs it a vector
+// lane an entry, a row to a vector (so no lane searches for its row),
+// or, where some row is longer than kMirrorRowMax (power-law hubs), a
+// thread an entry that first finds its row by a search of the offsets.
+namespace detail {
+template <class RowPtr, class ColIdx, class Mirror>
+struct MirrorSearch {
+  RowPtr row_ptr;
+  ColIdx col_idx;
+  Mirror mirror, missing;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t k) const {
+    const ordinal_t j = col_idx(k);
+    // The first entry of row j whose column is not below i.
+    offset_t lo = row_ptr(j), hi = row_ptr(j + 1);
+    const offset_t end = hi;
+    while (lo < hi) {
+      const offset_t mid = lo + (hi - lo) / 2;
+      if (col_idx(mid) < i)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo < end && col_idx(lo) == i) {
+      mirror(k) = static_cast<int>(lo);
+    } else if (missing(0) == 0) {  // read first: a graph missing most partners stores to it rarely
+      Kokkos::atomic_exchange(&missing(0), 1);
+    }
+  }
+};
+}  // namespace detail
+
+// Rows longer than this send mirror_entries to a thread an entry.
+inline constexpr std::int64_t kMirrorRowMax = 1024;
+
+// mirror(k) for every entry of a canonical A, in a temporary of `temps`;
+// none where some partner is missing (A^T then needs transpose_csr()).
 template <class Scalar, class ExecSpace>
 std::optional<Kokkos::View<int*, typename ExecSpace::memory_space>> mirror_entries(
     const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, detail::ScratchSet<ExecSpace>& temps) {
+  using M = typename ExecSpace::memory_space;
   const std::int64_t nnz = a.nnz();
   const std::int64_t nrows = a.nrows;
   if (a.nrows != a.ncols || nnz > std::int64_t(std::numeric_limits<int>::max())) return std::nullopt;
   const auto row_ptr = a.row_ptr;
-  const auto col_idx = a.col_idx;
   const auto mirror = temps.template take<int>("kspmv::transpose::mirror", nnz);
   const auto missing = temps.template take<int>("kspmv::transpose::missing", 1);
   Kokkos::deep_copy(space, missing, 0);
-  Kokkos::parallel_for(
-      "kspmv::transpose::mirror", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t k) {
-        const std::int64_t i = detail::row_of_entry(row_ptr, nrows, k);
-        const ordinal_t j = col_idx(k);
-        // The first entry of row j whose column is not below i.
-        offset_t lo = row_ptr(j), hi = row_ptr(j + 1);
-        const offset_t end = hi;
-        while (lo < hi) {
-          const offset_t mid = lo + (hi - lo) / 2;
-          if (col_idx(mid) < i)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-        if (lo < end && col_idx(lo) == i) {
-          mirror(k) = static_cast<int>(lo);
-        } else if (missing(0) == 0) {  // read first: a graph missing most partners stores to it rarely
-          Kokkos::atomic_exchange(&missing(0), 1);
-        }
-      });
+  using Search = detail::MirrorSearch<decltype(a.row_ptr), decltype(a.col_idx), Kokkos::View<int*, M>>;
+  const Search search{a.row_ptr, a.col_idx, mirror, missing};
+  if (nrows > 0 && longest_row(space, row_ptr) <= kMirrorRowMax) {
+    // A vector of lanes a row, as wide as the mean row where the space
+    // has lanes (a power of two up to 32), 128 lanes a team.
+    using team_policy = Kokkos::TeamPolicy<ExecSpace>;
+    constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible;
+    int vector = 1;
+    if (!on_host)
+      while (vector < 32 && vector * nrows < nnz) vector *= 2;
+    const int rows_a_team = on_host ? 1 : 128 / vector;
+    const std::int64_t teams = (nrows + rows_a_team - 1) / rows_a_team;
+    Kokkos::parallel_for(
+        "kspmv::transpose::mirror_rows", team_policy(space, static_cast<int>(teams), rows_a_team, vector),
+        KOKKOS_LAMBDA(const typename team_policy::member_type& t) {
+          const std::int64_t i = std::int64_t(t.league_rank()) * t.team_size() + t.team_rank();
+          if (i >= nrows) return;
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, row_ptr(i), row_ptr(i + 1)),
+                               [&](const offset_t k) { search(i, k); });
+        });
+  } else {
+    Kokkos::parallel_for(
+        "kspmv::transpose::mirror_entries", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz),
+        KOKKOS_LAMBDA(const std::int64_t k) { search(detail::row_of_entry(row_ptr, nrows, k), k); });
+  }
   space.fence();
   int missed = 0;
   Kokkos::deep_copy(missed, Kokkos::subview(missing, 0));

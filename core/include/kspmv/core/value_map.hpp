@@ -209,6 +209,25 @@ class ValueMap {
         KOKKOS_LAMBDA(const std::int64_t k) { out(k) = slots.at(slot(k)); });
   }
 
+  // Fills the value views `to` of a format with this map's slots (a copy
+  // of the one whose views are `from`) so that entry p holds what entry
+  // source(p) holds in `from`: A^T of a structurally symmetric A from A
+  // itself (source: each entry's partner), read slot to slot, no values
+  // in CSR order in between. One kernel on `space`.
+  void copy_renumbered(const ExecSpace& space, const views_type& from, const Kokkos::View<const int*, memory_space>& source,
+                       const views_type& to) const {
+    require_slots("copy_renumbered");
+    const Slots in(from, starts_), out(to, starts_);
+    const auto slot = slot_;
+    const bool identity = identity_;
+    Kokkos::parallel_for(
+        "kspmv::value_map::copy_renumbered", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_),
+        KOKKOS_LAMBDA(const std::int64_t p) {
+          const int q = source(p);
+          out.at(identity ? static_cast<int>(p) : slot(p)) = in.at(identity ? q : slot(q));
+        });
+  }
+
   // This map is of a format built from a reordering of a CSR's entries
   // (entry p of the reordering is entry source(p) of the original): the
   // map that takes the original's values instead, so one scatter refreshes

@@ -228,8 +228,12 @@ struct AnyFormat {
   // reindexed() reads.
   virtual ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space, ScratchSet<ExecSpace>& temps) const = 0;
   // The same pattern (its views shared) with value views and scratch of
-  // its own, zero, refreshed through m: A^T of a structurally symmetric A.
-  virtual std::shared_ptr<const AnyFormat> pattern_copy(const ExecSpace& space, ValueMap<Scalar, ExecSpace> m) const = 0;
+  // its own, refreshed through `kept`, entry p holding this one's entry
+  // source(p) (read through `slots`, this format's slot map): A^T of a
+  // structurally symmetric A.
+  virtual std::shared_ptr<const AnyFormat> pattern_copy(const ExecSpace& space, const ValueMap<Scalar, ExecSpace>& slots,
+                                                        const Kokkos::View<const int*, memory_space>& source,
+                                                        ValueMap<Scalar, ExecSpace> kept) const = 0;
   // Device bytes of its value views.
   virtual std::size_t value_bytes() const = 0;
   // The same format with scratch views of its own (has_scratch), for a
@@ -282,10 +286,13 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   std::shared_ptr<const base> with_map(ValueMap<Scalar, ExecSpace> m) const override {
     return std::make_shared<FormatHolder>(F(f), std::move(m));
   }
-  std::shared_ptr<const base> pattern_copy(const ExecSpace& space, ValueMap<Scalar, ExecSpace> m) const override {
+  std::shared_ptr<const base> pattern_copy(const ExecSpace& space, const ValueMap<Scalar, ExecSpace>& slots,
+                                           const Kokkos::View<const int*, typename base::memory_space>& source,
+                                           ValueMap<Scalar, ExecSpace> kept) const override {
     F g = detail::pattern_copy(space, f);
     if constexpr (has_scratch<F>::value) g = kspmv::with_own_scratch(g);
-    return std::make_shared<FormatHolder>(std::move(g), std::move(m));
+    slots.copy_renumbered(space, value_views(f), source, value_views(g));
+    return std::make_shared<FormatHolder>(std::move(g), std::move(kept));
   }
   std::size_t value_bytes() const override {
     std::size_t bytes = 0;
@@ -769,6 +776,7 @@ class Matrix {
     detail::ProfilingRegion region("kspmv::transpose");
     Kokkos::Timer timer;
     device_csr_type d = st.pattern;
+    if (transpose_as_pattern_copy(space, d, timer)) return;  // reads A's values from A itself
     if (values.extent(0) == static_cast<std::size_t>(nnz_)) {
       d.values = values;
     } else {
@@ -780,7 +788,6 @@ class Matrix {
       impl_->gather_values(space, v);
       d.values = v;
     }
-    if (transpose_as_pattern_copy(space, d, timer)) return;
     const auto tr = transpose_csr(space, d);
     space.fence();
     st.times.structure = timer.seconds();
@@ -806,12 +813,12 @@ class Matrix {
   }
 
   // A^T of a structurally symmetric A (mirror_entries, transpose.hpp) in
-  // A's format: A's layout shared, values of its own filled through A's
-  // slots renumbered by each entry's partner, a map that update_values()
-  // then refreshes it by. No conversion, no CSR of A^T: a search a
-  // nonzero, a renumbering and a scatter. False (nothing built) where A's
-  // pattern is not symmetric, A keeps no value map, computes in its
-  // internal order, or another format was asked for A^T.
+  // A's format: A's layout shared, values of its own copied from A's slots
+  // (entry p from its partner's), and A's slot map renumbered by the
+  // partners, which update_values() then refreshes it by. No conversion,
+  // no CSR of A^T: a search a nonzero, a copy and a renumbering. False
+  // (nothing built) where A's pattern is not symmetric, A keeps no value
+  // map, computes in its internal order, or another format was asked for.
   bool transpose_as_pattern_copy(const ExecSpace& space, const device_csr_type& d, const Kokkos::Timer& timer) const {
     TransposeState& st = *transpose_;
     if (!refreshable() || impl_->in_internal_order()) return false;
@@ -821,11 +828,9 @@ class Matrix {
     if (!mirror) return false;
     st.times.structure = timer.seconds();
     const ValueMap<Scalar, ExecSpace> slots = impl_->slot_map(space, temps);
-    // d.values are A's entries after any merge: the first fill takes them
-    // through a map without A's merge lists, later refreshes the input's.
-    auto copy = impl_->pattern_copy(space, slots.reindexed(space, *mirror, ValueMap<Scalar, ExecSpace>()));
-    copy->scatter_values(space, d.values);
-    if (impl_->value_map().input_nnz() != nnz_) copy = copy->with_map(slots.reindexed(space, *mirror, impl_->value_map()));
+    // Filled from A's own slots (its values after any merge); refreshed by
+    // A's input values through the renumbered map, with A's merge lists.
+    auto copy = impl_->pattern_copy(space, slots, *mirror, slots.reindexed(space, *mirror, impl_->value_map()));
     Matrix t;
     t.impl_ = std::move(copy);
     t.format_ = format_;
