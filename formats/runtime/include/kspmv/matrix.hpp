@@ -113,9 +113,10 @@ auto value_views(const F& f) {
 }
 
 // A copy of format f sharing its pattern (every view but its values) with
-// value views of its own, zero, so padding stays zero until a scatter
-// fills the rest: A^T of a structurally symmetric A is A's layout holding
-// other values (Matrix::build_transpose).
+// value views of its own, zero, so padding stays zero where the fill
+// (ValueMap::copy_renumbered) writes only the entries' slots: A^T of a
+// structurally symmetric A is A's layout holding other values
+// (Matrix::build_transpose).
 template <class ExecSpace, class F>
 F pattern_copy(const ExecSpace& space, const F& f) {
   F g = f;
