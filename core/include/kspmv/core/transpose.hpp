@@ -240,7 +240,14 @@ struct MirrorSearch {
   RowPtr row_ptr;
   ColIdx col_idx;
   Mirror mirror, missing;
+  // Whether a missing partner was found already: then the rest is not
+  // needed (a graph's pattern fails in its first warps, and every later
+  // entry costs one read of a word in L2). A volatile read: a plain one
+  // may be served from a copy in the SM's L1 taken before the flag was
+  // set, which the atomic that sets it (in L2) does not update.
+  KOKKOS_INLINE_FUNCTION bool settled() const { return *static_cast<volatile const int*>(missing.data()) != 0; }
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t k) const {
+    if (settled()) return;
     const ordinal_t j = col_idx(k);
     // The first entry of row j whose column is not below i.
     offset_t lo = row_ptr(j), hi = row_ptr(j + 1);
@@ -254,7 +261,7 @@ struct MirrorSearch {
     }
     if (lo < end && col_idx(lo) == i) {
       mirror(k) = static_cast<int>(lo);
-    } else if (missing(0) == 0) {  // read first: a graph missing most partners stores to it rarely
+    } else {
       Kokkos::atomic_exchange(&missing(0), 1);
     }
   }
@@ -300,7 +307,9 @@ std::optional<Kokkos::View<int*, typename ExecSpace::memory_space>> mirror_entri
   } else {
     Kokkos::parallel_for(
         "kspmv::transpose::mirror_entries", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz),
-        KOKKOS_LAMBDA(const std::int64_t k) { search(detail::row_of_entry(row_ptr, nrows, k), k); });
+        KOKKOS_LAMBDA(const std::int64_t k) {
+          if (!search.settled()) search(detail::row_of_entry(row_ptr, nrows, k), k);
+        });
   }
   space.fence();
   int missed = 0;
