@@ -429,12 +429,14 @@ TEST(SpmvOperator, PellrFusesOnlyUnsorted) {
   EXPECT_FALSE(M::convert(a, Format::Pellr, always).has_fused_block_kernel());
 }
 
-// transpose_csr against the host transpose, array for array: columns
-// counted, entries placed by atomic cursors and each row of A^T put back in
-// A's row order (ranked a thread an entry in short rows, the key sort for rows of more
-// than kTransposeThreadSortMax entries: the power-law hubs and a dense
-// column; every entry sorted where most lie in long rows of A^T: a dense
-// block); empty rows and columns, rectangular shapes, an empty matrix.
+// transpose_csr against the host transpose, array for array. On CUDA every
+// case is one radix sort of (column, entry) pairs (more than 16 column
+// bits: three passes); elsewhere columns are counted, entries placed by
+// atomic cursors and each row of A^T put back in A's row order (ranked a
+// thread an entry in short rows, the key sort for rows of more than
+// kTransposeThreadSortMax entries: the power-law hubs and a dense column;
+// every entry sorted where most lie in long rows of A^T: a dense block).
+// Empty rows and columns, rectangular shapes, an empty matrix.
 TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {
   using Space = Kokkos::DefaultExecutionSpace;
   std::vector<std::tuple<int, int, double>> rect;
@@ -450,6 +452,7 @@ TEST(Transpose, DeviceTransposeEqualsTheHostTranspose) {
       {"powerlaw:4000:12", generate<double>("powerlaw:4000:12:seed=5")},
       {"its transpose (long columns)", transpose(generate<double>("powerlaw:4000:12:seed=5"))},
       {"lap3d:9", generate<double>("lap3d:9")},
+      {"powerlaw:70000:3 (17 column bits)", generate<double>("powerlaw:70000:3:seed=3")},
       {"rectangular 300x171", kspmv_test::from_triplets<double>(300, 171, rect)},
       {"empty 5x3", kspmv_test::from_triplets<double>(5, 3, {})},
       {"dense 50x40: every column long, every entry sorted", kspmv_test::from_triplets<double>(50, 40, dense)},

@@ -2,15 +2,18 @@
 //
 // Mode "T" of kspmv::spmv applies A^T as a matrix of its own (any format),
 // so it needs A^T's CSR: its pattern once, and its values after every
-// refresh. Counting, not sorting: each column's entries are counted
-// (integer atomics, so the counts are exact), the counts scanned into A^T's
-// offsets, and each entry of A placed in its column's segment by an atomic
-// cursor. The cursor's order depends on the schedule, so each segment is
-// then ordered by A's entry index, which is A's row order: in a short
-// segment each entry is written at its rank among the segment's entries,
-// and the few long ones (power-law hubs) are ordered together by one sort
-// of unique keys (column, entry); where most entries lie in long segments
-// (graphs with hub columns), one sort of every entry's key instead. The
+// refresh. Each column's entries are counted (integer atomics, so the
+// counts are exact) and the counts scanned into A^T's offsets. On CUDA the
+// entries are then ordered by one stable radix sort of (column, entry)
+// pairs on the column's bits (device_sort.hpp), which keeps each column's
+// entries in A's order. Elsewhere, counting, not sorting: each entry of A
+// is placed in its column's segment by an atomic cursor. The cursor's
+// order depends on the schedule, so each segment is then ordered by A's
+// entry index, which is A's row order: in a short segment each entry is
+// written at its rank among the segment's entries, and the few long ones
+// (power-law hubs) are ordered together by one sort of unique keys
+// (column, entry); where most entries lie in long segments (graphs with
+// hub columns), one sort of every entry's key instead. Either way the
 // result depends on the pattern only: the same bits on every run and every
 // device, columns of A^T ascending.
 //
@@ -28,6 +31,7 @@
 #include <string>
 
 #include "kspmv/core/device_csr.hpp"
+#include "kspmv/core/device_sort.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/row_segments.hpp"
 #include "kspmv/core/scratch.hpp"
@@ -76,144 +80,178 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
         if (c < ncols) sum += count(c);
       });
   TransposedCsr<Scalar, ExecSpace> t;
-  t.source = Kokkos::View<int*, M>(alloc("kspmv::transpose::source"), nnz);
   Kokkos::View<ordinal_t*, M> tcol(alloc("kspmv::transpose::col_idx"), nnz);
-  const auto source = t.source;
-
-  // Where most entries lie in long segments (graphs whose hub columns hold
-  // most entries), every entry goes through the key sort anyway and the
-  // cursors' atomics on hub columns only add to it: one sort of every
-  // entry's key (column, entry) orders A^T at once. (H100, rmat-23: A^T's
-  // whole build took 131 ms through the counting path, 103 ms sorting.)
-  std::int64_t in_long_segments = 0;
-  Kokkos::parallel_reduce(
-      "kspmv::transpose::long_share", policy(space, 0, ncols),
-      KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& n) {
-        const std::int64_t len = tptr(c + 1) - tptr(c);
-        if (len > kTransposeThreadSortMax) n += len;
-      },
-      in_long_segments);
-  if (2 * in_long_segments > nnz) {
-    Kokkos::View<std::int64_t*, M> key(alloc("kspmv::transpose::key"), nnz);
+  if constexpr (detail::has_radix_sort<ExecSpace>()) {
+    // (column, entry) pairs sorted on the column's bits: three 8-bit
+    // passes for 8M columns, where the key sort below takes eight over
+    // 64-bit keys and the counting path's cursors contend on hub columns.
+    // (H100, rmat-23: that sort and the placement's search of each entry's
+    // row took 40 of A^T's 74 ms.) The sort is stable, so each column's
+    // entries stay in A's order. A's row of each entry is written once
+    // into the spare key buffer, which the sort leaves free, and gathered.
+    Kokkos::View<unsigned*, M> key(alloc("kspmv::transpose::column_key"), nnz);
+    Kokkos::View<unsigned*, M> spare_key(alloc("kspmv::transpose::column_key"), nnz);
+    Kokkos::View<int*, M> entry(alloc("kspmv::transpose::source"), nnz);
+    Kokkos::View<int*, M> spare_entry(alloc("kspmv::transpose::source"), nnz);
     Kokkos::parallel_for(
-        "kspmv::transpose::all_keys", policy(space, 0, nnz),
-        KOKKOS_LAMBDA(const std::int64_t k) { key(k) = std::int64_t(col_idx(k)) * nnz + k; });
-    space.fence();
-    Kokkos::sort(key);
-    Kokkos::fence();
-    Kokkos::parallel_for(
-        "kspmv::transpose::all_place", policy(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t p) {
-          const std::int64_t k = key(p) % nnz;
-          source(p) = static_cast<int>(k);
-          tcol(p) = static_cast<ordinal_t>(detail::row_of_entry(row_ptr, nrows, k));
+        "kspmv::transpose::pairs", policy(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t k) {
+          key(k) = static_cast<unsigned>(col_idx(k));
+          entry(k) = static_cast<int>(k);
         });
+    detail::radix_sort_pairs(space, key, spare_key, entry, spare_entry, detail::key_bits_below(ncols));
+    const auto entry_row = spare_key;
+    detail::for_each_row_segment(
+        space, "kspmv::transpose::entry_rows", nrows, longest_row(space, row_ptr),
+        KOKKOS_LAMBDA(const std::int64_t i) { return row_ptr(i); },
+        KOKKOS_LAMBDA(const std::int64_t i) { return row_ptr(i + 1); },
+        KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
+          for (std::int64_t k = k0; k < k1; ++k) entry_row(k) = static_cast<unsigned>(i);
+        });
+    const auto sorted = entry;
+    Kokkos::parallel_for(
+        "kspmv::transpose::rows", policy(space, 0, nnz),
+        KOKKOS_LAMBDA(const std::int64_t p) { tcol(p) = static_cast<ordinal_t>(entry_row(sorted(p))); });
+    t.source = entry;
   } else {
-    // Each entry into its column's segment by an atomic cursor (so the
-    // order within a segment is arbitrary), in scratch arrays: a thread a
-    // row of A up to kTransposeThreadRowMax entries, a thread an entry in
-    // the longer rows, so no thread walks a power-law hub alone.
-    Kokkos::View<int*, M> placed_entry(alloc("kspmv::transpose::placed_entry"), nnz);
-    Kokkos::View<ordinal_t*, M> placed_row(alloc("kspmv::transpose::placed_row"), nnz);
-    {
-      const auto cursor = count;  // reused: each column's next free slot
-      Kokkos::parallel_for(
-          "kspmv::transpose::cursor", policy(space, 0, ncols),
-          KOKKOS_LAMBDA(const std::int64_t c) { cursor(c) = static_cast<int>(tptr(c)); });
-      std::int64_t long_row_entries = 0;
-      Kokkos::parallel_reduce(
-          "kspmv::transpose::place", policy(space, 0, nrows),
-          KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& in_long) {
-            const offset_t b = row_ptr(i), e = row_ptr(i + 1);
-            if (e - b > kTransposeThreadRowMax) {
-              in_long += e - b;
-              return;
-            }
-            for (offset_t k = b; k < e; ++k) {
-              const int p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), 1);
-              placed_entry(p) = static_cast<int>(k);
-              placed_row(p) = static_cast<ordinal_t>(i);
-            }
-          },
-          long_row_entries);
-      if (long_row_entries > 0) {
-        Kokkos::View<std::int64_t*, M> long_row_start(alloc("kspmv::transpose::long_row_start"), nrows);
-        Kokkos::parallel_scan(
-            "kspmv::transpose::long_rows", policy(space, 0, nrows),
-            KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
-              const std::int64_t len = row_ptr(i + 1) - row_ptr(i);
-              if (final) long_row_start(i) = sum;
-              sum += len > kTransposeThreadRowMax ? len : 0;
-            });
-        Kokkos::parallel_for(
-            "kspmv::transpose::place_long_rows", policy(space, 0, long_row_entries),
-            KOKKOS_LAMBDA(const std::int64_t e) {
-              const std::int64_t i = detail::row_of_entry(long_row_start, nrows, e);
-              const offset_t k = row_ptr(i) + (e - long_row_start(i));
-              const int p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), 1);
-              placed_entry(p) = static_cast<int>(k);
-              placed_row(p) = static_cast<ordinal_t>(i);
-            });
-      }
-    }
+    t.source = Kokkos::View<int*, M>(alloc("kspmv::transpose::source"), nnz);
+    const auto source = t.source;
 
-    // A thread an entry of a short segment writes it at its rank in the
-    // segment (how many of the segment's entries precede it in A): at most
-    // 32 reads, which neighbouring threads of the same segment share in
-    // cache, and one write; no data moves twice. Entries of long segments
-    // are counted for the key sort.
-    std::int64_t long_entries = 0;
+    // Where most entries lie in long segments (graphs whose hub columns hold
+    // most entries), every entry goes through the key sort anyway and the
+    // cursors' atomics on hub columns only add to it: one sort of every
+    // entry's key (column, entry) orders A^T at once. (H100, rmat-23: A^T's
+    // whole build took 131 ms through the counting path, 103 ms sorting.)
+    std::int64_t in_long_segments = 0;
     Kokkos::parallel_reduce(
-        "kspmv::transpose::order_short", policy(space, 0, nnz),
-        KOKKOS_LAMBDA(const std::int64_t p, std::int64_t& in_long) {
-          const int k = placed_entry(p);
-          const ordinal_t c = col_idx(k);
-          const offset_t b = tptr(c), e = tptr(c + 1);
-          if (e - b > kTransposeThreadSortMax) {
-            ++in_long;
-            return;
-          }
-          offset_t rank = 0;
-          for (offset_t q = b; q < e; ++q) rank += placed_entry(q) < k;
-          source(b + rank) = k;
-          tcol(b + rank) = placed_row(p);
+        "kspmv::transpose::long_share", policy(space, 0, ncols),
+        KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& n) {
+          const std::int64_t len = tptr(c + 1) - tptr(c);
+          if (len > kTransposeThreadSortMax) n += len;
         },
-        long_entries);
-    if (long_entries > 0) {
-      // The long segments' entries, gathered in column order (a scan of
-      // their lengths), keyed (column, entry of A): unique keys, so one
-      // sort orders every long segment at once.
-      Kokkos::View<std::int64_t*, M> long_start(alloc("kspmv::transpose::long_start"), ncols);
-      Kokkos::parallel_scan(
-          "kspmv::transpose::long_segments", policy(space, 0, ncols),
-          KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum, const bool final) {
-            const std::int64_t len = tptr(c + 1) - tptr(c);
-            if (final) long_start(c) = sum;
-            sum += len > kTransposeThreadSortMax ? len : 0;
-          });
-      // A thread a long entry e: its column is the last whose long_start is
-      // at most e (short columns before it share its start).
-      Kokkos::View<std::int64_t*, M> key(alloc("kspmv::transpose::key"), long_entries);
+        in_long_segments);
+    if (2 * in_long_segments > nnz) {
+      Kokkos::View<std::int64_t*, M> key(alloc("kspmv::transpose::key"), nnz);
       Kokkos::parallel_for(
-          "kspmv::transpose::long_keys", policy(space, 0, long_entries), KOKKOS_LAMBDA(const std::int64_t e) {
-            const std::int64_t c = detail::row_of_entry(long_start, ncols, e);
-            // c * nnz + entry fits 63 bits: columns and entries are 32-bit.
-            key(e) = c * nnz + placed_entry(tptr(c) + (e - long_start(c)));
-          });
+          "kspmv::transpose::all_keys", policy(space, 0, nnz),
+          KOKKOS_LAMBDA(const std::int64_t k) { key(k) = std::int64_t(col_idx(k)) * nnz + k; });
       space.fence();
       Kokkos::sort(key);
       Kokkos::fence();
       Kokkos::parallel_for(
-          "kspmv::transpose::long_place", policy(space, 0, long_entries), KOKKOS_LAMBDA(const std::int64_t e) {
-            // Sorted by column first, so the e-th key is still in the
-            // segment of the column it names.
-            const std::int64_t c = key(e) / nnz;
-            const std::int64_t k = key(e) - c * nnz;
-            const offset_t p = tptr(c) + (e - long_start(c));
+          "kspmv::transpose::all_place", policy(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t p) {
+            const std::int64_t k = key(p) % nnz;
             source(p) = static_cast<int>(k);
             tcol(p) = static_cast<ordinal_t>(detail::row_of_entry(row_ptr, nrows, k));
           });
-    }
-  }  // counting path
+    } else {
+      // Each entry into its column's segment by an atomic cursor (so the
+      // order within a segment is arbitrary), in scratch arrays: a thread a
+      // row of A up to kTransposeThreadRowMax entries, a thread an entry in
+      // the longer rows, so no thread walks a power-law hub alone.
+      Kokkos::View<int*, M> placed_entry(alloc("kspmv::transpose::placed_entry"), nnz);
+      Kokkos::View<ordinal_t*, M> placed_row(alloc("kspmv::transpose::placed_row"), nnz);
+      {
+        const auto cursor = count;  // reused: each column's next free slot
+        Kokkos::parallel_for(
+            "kspmv::transpose::cursor", policy(space, 0, ncols),
+            KOKKOS_LAMBDA(const std::int64_t c) { cursor(c) = static_cast<int>(tptr(c)); });
+        std::int64_t long_row_entries = 0;
+        Kokkos::parallel_reduce(
+            "kspmv::transpose::place", policy(space, 0, nrows),
+            KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& in_long) {
+              const offset_t b = row_ptr(i), e = row_ptr(i + 1);
+              if (e - b > kTransposeThreadRowMax) {
+                in_long += e - b;
+                return;
+              }
+              for (offset_t k = b; k < e; ++k) {
+                const int p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), 1);
+                placed_entry(p) = static_cast<int>(k);
+                placed_row(p) = static_cast<ordinal_t>(i);
+              }
+            },
+            long_row_entries);
+        if (long_row_entries > 0) {
+          Kokkos::View<std::int64_t*, M> long_row_start(alloc("kspmv::transpose::long_row_start"), nrows);
+          Kokkos::parallel_scan(
+              "kspmv::transpose::long_rows", policy(space, 0, nrows),
+              KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+                const std::int64_t len = row_ptr(i + 1) - row_ptr(i);
+                if (final) long_row_start(i) = sum;
+                sum += len > kTransposeThreadRowMax ? len : 0;
+              });
+          Kokkos::parallel_for(
+              "kspmv::transpose::place_long_rows", policy(space, 0, long_row_entries),
+              KOKKOS_LAMBDA(const std::int64_t e) {
+                const std::int64_t i = detail::row_of_entry(long_row_start, nrows, e);
+                const offset_t k = row_ptr(i) + (e - long_row_start(i));
+                const int p = Kokkos::atomic_fetch_add(&cursor(col_idx(k)), 1);
+                placed_entry(p) = static_cast<int>(k);
+                placed_row(p) = static_cast<ordinal_t>(i);
+              });
+        }
+      }
+
+      // A thread an entry of a short segment writes it at its rank in the
+      // segment (how many of the segment's entries precede it in A): at most
+      // 32 reads, which neighbouring threads of the same segment share in
+      // cache, and one write; no data moves twice. Entries of long segments
+      // are counted for the key sort.
+      std::int64_t long_entries = 0;
+      Kokkos::parallel_reduce(
+          "kspmv::transpose::order_short", policy(space, 0, nnz),
+          KOKKOS_LAMBDA(const std::int64_t p, std::int64_t& in_long) {
+            const int k = placed_entry(p);
+            const ordinal_t c = col_idx(k);
+            const offset_t b = tptr(c), e = tptr(c + 1);
+            if (e - b > kTransposeThreadSortMax) {
+              ++in_long;
+              return;
+            }
+            offset_t rank = 0;
+            for (offset_t q = b; q < e; ++q) rank += placed_entry(q) < k;
+            source(b + rank) = k;
+            tcol(b + rank) = placed_row(p);
+          },
+          long_entries);
+      if (long_entries > 0) {
+        // The long segments' entries, gathered in column order (a scan of
+        // their lengths), keyed (column, entry of A): unique keys, so one
+        // sort orders every long segment at once.
+        Kokkos::View<std::int64_t*, M> long_start(alloc("kspmv::transpose::long_start"), ncols);
+        Kokkos::parallel_scan(
+            "kspmv::transpose::long_segments", policy(space, 0, ncols),
+            KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum, const bool final) {
+              const std::int64_t len = tptr(c + 1) - tptr(c);
+              if (final) long_start(c) = sum;
+              sum += len > kTransposeThreadSortMax ? len : 0;
+            });
+        // A thread a long entry e: its column is the last whose long_start is
+        // at most e (short columns before it share its start).
+        Kokkos::View<std::int64_t*, M> key(alloc("kspmv::transpose::key"), long_entries);
+        Kokkos::parallel_for(
+            "kspmv::transpose::long_keys", policy(space, 0, long_entries), KOKKOS_LAMBDA(const std::int64_t e) {
+              const std::int64_t c = detail::row_of_entry(long_start, ncols, e);
+              // c * nnz + entry fits 63 bits: columns and entries are 32-bit.
+              key(e) = c * nnz + placed_entry(tptr(c) + (e - long_start(c)));
+            });
+        space.fence();
+        Kokkos::sort(key);
+        Kokkos::fence();
+        Kokkos::parallel_for(
+            "kspmv::transpose::long_place", policy(space, 0, long_entries), KOKKOS_LAMBDA(const std::int64_t e) {
+              // Sorted by column first, so the e-th key is still in the
+              // segment of the column it names.
+              const std::int64_t c = key(e) / nnz;
+              const std::int64_t k = key(e) - c * nnz;
+              const offset_t p = tptr(c) + (e - long_start(c));
+              source(p) = static_cast<int>(k);
+              tcol(p) = static_cast<ordinal_t>(detail::row_of_entry(row_ptr, nrows, k));
+            });
+      }
+    }  // counting path
+  }
+  const auto source = t.source;
   Kokkos::View<Scalar*, M> tval(alloc("kspmv::transpose::values"), nnz);
   Kokkos::parallel_for(
       "kspmv::transpose::values", policy(space, 0, nnz), KOKKOS_LAMBDA(const std::int64_t p) { tval(p) = values(source(p)); });
