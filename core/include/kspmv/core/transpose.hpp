@@ -86,8 +86,7 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
     // passes for 8M columns, where the key sort below takes eight over
     // 64-bit keys and the counting path's cursors contend on hub columns.
     // (H100: A^T's whole build 51 ms on rmat-23 against 79 by that key
-    // sort, 77 on powerlaw-8M against 94 by the cursors; docs/PERFORMANCE.md,
-    // mode T.) The sort is stable, so each column's
+    // sort; docs/PERFORMANCE.md, mode T.) The sort is stable, so each column's
     // entries stay in A's order. A's row of each entry is written once
     // into the spare key buffer, which the sort leaves free, and gathered.
     Kokkos::View<unsigned*, M> key(alloc("kspmv::transpose::column_key"), nnz);
