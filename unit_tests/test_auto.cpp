@@ -131,6 +131,41 @@ TEST(Auto, TimesAnotherCandidateOnlyWhereItCanPay) {
   EXPECT_EQ(timed, 3) << all;
 }
 
+// On a device auto times a candidate's refresh only where it can move the
+// loop: at one SpMV a refresh every candidate's refresh is timed, at a
+// million SpMVs a refresh none is, and the note marks each figure the
+// model gave ("(model)"). On a host space nothing is timed.
+TEST(Auto, TimesTheRefreshOnlyWhereItWeighs) {
+  using M = Matrix<double>;
+  constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M::memory_space>::accessible;
+  const auto a = generate<double>("lap3d:24");
+  const auto refreshes = [](const std::string& how, bool modelled) {
+    int n = 0;
+    for (std::size_t at = how.find(", refresh "); at != std::string::npos; at = how.find(", refresh ", at + 1)) {
+      const std::size_t end = how.find_first_of(";)", at + 10);
+      const bool marked = end != std::string::npos && how.compare(end - 6, 6, "(model") == 0;
+      n += marked == modelled ? 1 : 0;
+    }
+    return n;
+  };
+  ConvertOptions opt;
+  opt.expected_applies = 1;
+  const auto often = M::convert(a, Format::Auto, opt);
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, often, 1.0, 0.0));
+  opt.expected_applies = 1e6;
+  const auto seldom = M::convert(a, Format::Auto, opt);
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, seldom, 1.0, 0.0));
+  const std::string timed = often.properties().front().second, modelled = seldom.properties().front().second;
+  if (on_host) {
+    EXPECT_EQ(timed.rfind("model", 0), 0u) << timed;
+    return;
+  }
+  EXPECT_GE(refreshes(timed, false), 1) << timed;
+  EXPECT_EQ(refreshes(timed, true), 0) << timed;
+  EXPECT_GE(refreshes(modelled, true), 1) << modelled;
+  EXPECT_EQ(refreshes(modelled, false), 0) << modelled;
+}
+
 TEST(Auto, BadOptionsAreTypedErrors) {
   const auto a = generate<double>("lap2d:10");
   ConvertOptions opt;

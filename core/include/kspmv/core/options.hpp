@@ -157,8 +157,9 @@ struct ConvertOptions {
   // SpMV, so a short solve does not pay for a costly partition.
   double expected_applies = 1000;
   // Format::Auto on a device (not on host spaces): convert the model's
-  // auto_candidates cheapest formats, time a few SpMVs and a refresh of
-  // each on the matrix itself, keep the cheapest, free the others. Off,
+  // auto_candidates cheapest formats, time a few SpMVs of each on the
+  // matrix itself (and a refresh where it weighs in the loop), keep the
+  // cheapest, free the others. Off,
   // or on a host space: the model's first choice.
   bool auto_measure = true;
   int auto_candidates = 3;

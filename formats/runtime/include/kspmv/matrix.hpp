@@ -611,13 +611,23 @@ class Matrix {
       Kokkos::Timer trial_timer;
       std::optional<detail::ProfilingRegion> trial(std::in_place, "kspmv::auto::trial");
       const double spmv = trial_seconds(space, [&] { product(m); });
-      // A refresh with the values it holds (the same bits stay), timed
-      // once after a warm-up: it weighs 1 / expected_applies of an SpMV in
-      // the loop, and a batch of refreshes cost up to 5 SpMVs each. A
-      // merged input's values are not at hand, so the model's figure.
-      const double refresh = !merged && m.refreshable()
-                                 ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); }, false)
-                                 : e.refresh_seconds;
+      // The refresh weighs one part in expected_applies SpMVs of the loop.
+      // It is timed (once after a warm-up, with the values the format holds:
+      // the same bits stay) only where the model's figure, allowed twice its
+      // size, would move the loop by a part in a hundred: at the default
+      // 1000 SpMVs a refresh, a format modelled at 5 SpMVs or more
+      // (evc-hyb, ehyb, pkt). Elsewhere two refreshes would cost more of
+      // the set-up (up to 15 SpMVs of dia's, ell's and hyb's on banded
+      // matrices) than their figure can change the pick, so it is the
+      // model's count of SpMVs taken at the SpMV just measured (its own
+      // figure where the products take several columns). A merged input's
+      // values are not at hand: the model's figure too.
+      const double modelled_refresh =
+          k == 1 && e.seconds > 0 ? e.refresh_seconds / e.seconds * spmv : e.refresh_seconds;
+      const bool time_refresh =
+          !merged && m.refreshable() && 2 * modelled_refresh >= kRefreshTimedShare * opt.expected_applies * spmv;
+      const double refresh =
+          time_refresh ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); }, false) : modelled_refresh;
       trial.reset();
       const double loop = m.conversion_seconds() + refresh + opt.expected_applies * spmv;
       if (best.empty()) {
@@ -626,9 +636,9 @@ class Matrix {
         trial_cost = trial_timer.seconds();
       }
       char line[160];
-      std::snprintf(line, sizeof line, "%s%s %.1f us%s, set-up %.2f ms, refresh %.1f us", report.empty() ? "" : "; ",
+      std::snprintf(line, sizeof line, "%s%s %.1f us%s, set-up %.2f ms, refresh %.1f us%s", report.empty() ? "" : "; ",
                     m.name(), spmv * 1e6, k > 1 ? (" (" + std::to_string(k) + " columns)").c_str() : "",
-                    m.conversion_seconds() * 1e3, refresh * 1e6);
+                    m.conversion_seconds() * 1e3, refresh * 1e6, time_refresh ? "" : " (model)");
       report += line;
       if (best.empty() || loop < best_loop) {
         best = std::move(m);
@@ -645,19 +655,28 @@ class Matrix {
     return best;
   }
 
-  // Seconds one run of `run` takes on the device: a warm-up run, then the
-  // better of two batches of at least 0.2 ms each (batches false: one run).
+  // A refresh is timed where its modelled cost, doubled, reaches this
+  // share of expected_applies SpMVs (measured_pick).
+  static constexpr double kRefreshTimedShare = 0.01;
+
+  // Seconds one run of `run` takes on the device: a warm-up run (the first
+  // launch of a kernel in a process also loads its module), then the
+  // better of two batches of at least 0.2 ms each, the timed single run
+  // among them where it lasts that long already: an SpMV of milliseconds
+  // (the large graphs) is timed twice, not three times (batches false:
+  // one run).
   template <class Run>
   static double trial_seconds(const ExecSpace& space, Run&& run, bool batches = true) {
+    constexpr double kBatchSeconds = 2e-4;
     DeviceTimer<ExecSpace> timer(space);
     run();
     timer.start();
     run();
     const double one = std::max(timer.stop(), 1e-7);
     if (!batches) return one;
-    const int k = static_cast<int>(std::min(50.0, std::ceil(2e-4 / one)));
+    const int k = static_cast<int>(std::min(50.0, std::ceil(kBatchSeconds / one)));
     double best = one;
-    for (int b = 0; b < 2; ++b) {
+    for (int b = one >= kBatchSeconds ? 1 : 0; b < 2; ++b) {
       timer.start();
       for (int i = 0; i < k; ++i) run();
       best = std::min(best, timer.stop() / k);
