@@ -44,9 +44,11 @@ def main():
     setup, refresh = {}, {}
     for path in args.csv:
         for r in csv.DictReader(open(path, newline="")):
-            if r["status"] != "ok" or r["matrix"] in args.skip or r["peer"] not in ("0", "false", "False", ""):
-                continue
-            if r.get("mode", "N") not in ("N", "") or r["runner"] == "auto" or r["runner"].startswith("cusparse"):
+            # A format's own key: plain kspmv runners (no options after
+            # ':', not auto, not the peers) in double, mode N, as
+            # model_replay.py reads them and calibrate_model fits in.
+            if (r["status"] != "ok" or r["matrix"] in args.skip or r["peer"] == "1" or ":" in r["runner"]
+                    or r["runner"] == "auto" or r["precision"] != "double" or r.get("mode", "N") not in ("N", "")):
                 continue
             f = r["runner"]
             nnz, ms, us = float(r["nnz"]), float(r["convert_ms"]), float(r["time_us"])

@@ -1,7 +1,8 @@
 # perf_tests/fit_setup.py on a small kspmv_perf CSV (data/setup_fit_sample.csv):
-# the keys it fits (dia's three matrices on a line, the warm-up row, a
-# refused row, peers and auto left out, a format under --min-points not
-# fitted), then a calibration file with the keys appended, which
+# the keys it fits (dia's three matrices on a line; the warm-up row, a
+# refused row, peers, auto, a runner with options and a float row left
+# out; a format under --min-points not fitted), then a calibration file
+# with the keys appended, which
 # `kspmv info --predict` reads: dia's set-up column moves from the default
 # 2 ms to the fitted 1 ms. PYTHON, ROOT (the source tree), EXE (the kspmv
 # program), CAL (a calibration file), WORK (a scratch folder).
@@ -19,7 +20,7 @@ foreach(want "setup_us.dia = 1000.0" "setup_ns_per_nnz.dia = 0.1000" "refresh_sp
     message(FATAL_ERROR "fit_setup.py did not print '${want}':\n${keys}")
   endif()
 endforeach()
-foreach(unwanted "kk-crs" ".auto" "cusparse" "setup_us.csr-merge")
+foreach(unwanted "kk-crs" ".auto" "cusparse" "setup_us.csr-merge" "max_fill" "dia: 4 matrices")
   string(FIND "${keys}" "${unwanted}" at)
   if(NOT at EQUAL -1)
     message(FATAL_ERROR "fit_setup.py fitted a row it should leave out ('${unwanted}'):\n${keys}")
