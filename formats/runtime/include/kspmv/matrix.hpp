@@ -24,6 +24,7 @@
 #include "kspmv/core/format.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
+#include "kspmv/core/profiling.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_timer.hpp"
@@ -43,18 +44,6 @@
 namespace kspmv {
 
 namespace detail {
-
-// A Kokkos Tools region for the scope (conversion, refresh, apply,
-// transpose, auto's trials): nsys (through the NVTX connector) and the
-// Kokkos Tools show kspmv's work under these names, raw CUDA launches
-// included. Costs one check of a callback pointer when no tool is loaded.
-class ProfilingRegion {
- public:
-  explicit ProfilingRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
-  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
-  ProfilingRegion(const ProfilingRegion&) = delete;
-  ProfilingRegion& operator=(const ProfilingRegion&) = delete;
-};
 
 template <class F, class = void>
 struct has_order : std::false_type {};
@@ -602,6 +591,7 @@ class Matrix {
       }
       Matrix m;
       try {
+        detail::ProfilingRegion region(std::string("kspmv::auto::candidate ") + format_name(e.format));
         m = convert_to(a, e.format, trial_opt, merged);
       } catch (const FormatCannotHoldError&) {
         continue;
@@ -640,10 +630,16 @@ class Matrix {
                     m.name(), spmv * 1e6, k > 1 ? (" (" + std::to_string(k) + " columns)").c_str() : "",
                     m.conversion_seconds() * 1e3, refresh * 1e6, time_refresh ? "" : " (model)");
       report += line;
+      // The loser's arrays freed in a region of their own: a device free
+      // waits for the device and unmaps its pages.
+      detail::ProfilingRegion release("kspmv::auto::release");
       if (best.empty() || loop < best_loop) {
+        best = Matrix();
         best = std::move(m);
         best_loop = loop;
         best_spmv = spmv;
+      } else {
+        m = Matrix();
       }
     }
     if (best.empty()) return best;

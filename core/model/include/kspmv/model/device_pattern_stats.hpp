@@ -10,12 +10,14 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_build.hpp"
 #include "kspmv/core/device_csr.hpp"
+#include "kspmv/core/profiling.hpp"
 #include "kspmv/model/model.hpp"
 
 namespace kspmv {
@@ -32,6 +34,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   src.nrows = n;
   src.ncols = ncols;
   detail::ScratchSet<ExecSpace> temps(space);  // every temporary below (kspmv/core/scratch.hpp)
+  std::optional<detail::ProfilingRegion> part(std::in_place, "kspmv::stats::lengths");
   const auto len = detail::row_lengths(space, row_ptr, "kspmv::stats::lengths", &temps);
   std::int64_t longest = 0;
   if (n > 0)
@@ -64,6 +67,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
       before = h[l];
     }
   }
+  part.emplace("kspmv::stats::warps");
   src.caller_warps = detail::warp_iterations(space, len, detail::device_ints<ExecSpace>());
   {
     const std::int64_t warps = (n + 31) / 32;
@@ -80,6 +84,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   const std::int64_t window = model_ehyb_window(n, hw);
   const std::int64_t packet = pkt_default_rows(scalar_bytes);
   src.ehyb_window = window;
+  part.emplace("kspmv::stats::counted");
   if (n > 0) {
     // The figures counted over every entry in one pass, a thread per
     // kChunk consecutive entries (the row of its first found by a binary
@@ -133,6 +138,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
         "kspmv::stats::count_diagonals", policy(space, 0, n + ncols + 1),
         KOKKOS_LAMBDA(const std::int64_t d, std::int64_t& sum) { sum += std::int64_t(seen(d)); }, src.diagonals);
   }
+  part.reset();
   src.fetch_rows = [&](const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out) {
     detail::fetch_rows(space, a, len, ascending, positions, first_ascending, out);
   };
