@@ -191,19 +191,26 @@ TEST(EvcHyb, RowLengthShapes) {
 }
 
 TEST(EvcHyb, InternalOrderIsSortedByLengthThenFirstColumn) {
-  const auto a = generate<double>("powerlaw:5000:6:seed=4");
-  ConvertOptions o;
-  o.output_order = OutputOrder::Internal;
-  const auto f = to_evc_hyb<double, Space>(a, o);
-  auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
-  std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
-  validate_permutation(perm, a.nrows);
-  for (ordinal_t r = 1; r < a.nrows; ++r) {
-    const auto lp = a.row_length(perm[r - 1]), lr = a.row_length(perm[r]);
-    ASSERT_LE(lp, lr);
-    if (lp == lr && lp > 0) ASSERT_LE(a.col_idx[a.row_ptr[perm[r - 1]]], a.col_idx[a.row_ptr[perm[r]]]);
+  // Power-law rows; short random rows, empty ones among them (many ties).
+  for (const std::string spec : {"powerlaw:5000:6:seed=4", "uniform:5000:0:3:seed=3"}) {
+    SCOPED_TRACE(spec);
+    const auto a = generate<double>(spec);
+    ConvertOptions o;
+    o.output_order = OutputOrder::Internal;
+    const auto f = to_evc_hyb<double, Space>(a, o);
+    auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+    std::vector<ordinal_t> perm(perm_d.data(), perm_d.data() + a.nrows);
+    validate_permutation(perm, a.nrows);
+    for (ordinal_t r = 1; r < a.nrows; ++r) {
+      const auto lp = a.row_length(perm[r - 1]), lr = a.row_length(perm[r]);
+      ASSERT_LE(lp, lr);
+      if (lp == lr && lp > 0) ASSERT_LE(a.col_idx[a.row_ptr[perm[r - 1]]], a.col_idx[a.row_ptr[perm[r]]]);
+      // Ties (one length and first column, or empty) keep the rows' order.
+      if (lp == lr && (lp == 0 || a.col_idx[a.row_ptr[perm[r - 1]]] == a.col_idx[a.row_ptr[perm[r]]]))
+        ASSERT_LT(perm[r - 1], perm[r]);
+    }
+    expect_internal_order_product(a, f, spec);
   }
-  expect_internal_order_product(a, f, "powerlaw:5000:6");
 }
 
 TEST(Roofline, CodeBalanceAndAlphaFromPattern) {

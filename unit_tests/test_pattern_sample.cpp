@@ -201,6 +201,43 @@ TEST(RowsByLength, IsAStableSortByLength) {
   EXPECT_THROW(rows_by_length({3, -1}, false), InvalidArgumentError);
 }
 
+// The device's order of rows by length (a radix sort of the lengths on
+// CUDA, sorted keys elsewhere) and its histogram of lengths are the host's:
+// runs of one length (a histogram adds a run with one atomic), empty rows,
+// one long row, lengths past a byte (a second radix pass).
+TEST(RowsByLength, OnTheDeviceIsTheHostOrder) {
+  std::vector<std::int64_t> len;
+  std::uint64_t x = 777;
+  for (int i = 0; i < 9000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::int64_t r = static_cast<std::int64_t>((x >> 33) % 1000);
+    if (i < 3000)
+      len.push_back(7);  // one run
+    else if (i < 6000)
+      len.push_back(r < 100 ? 0 : r % 13);
+    else
+      len.push_back(r % 300);  // lengths past 255
+  }
+  len[4321] = 70000;  // one long row
+  std::vector<offset_t> row_ptr(len.size() + 1, 0);
+  for (std::size_t i = 0; i < len.size(); ++i) row_ptr[i + 1] = row_ptr[i] + len[i];
+  const auto ptr = detail::upload<offset_t, Exec::memory_space>(row_ptr, "row_ptr");
+  Exec space;
+  const auto dlen = detail::row_lengths(space, ptr, "len");
+  const std::int64_t longest = *std::max_element(len.begin(), len.end());
+  for (const bool descending : {false, true}) {
+    SCOPED_TRACE(descending ? "descending" : "ascending");
+    const auto order = detail::rows_by_length(space, dlen, longest, descending, "order");
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), order);
+    EXPECT_EQ(std::vector<ordinal_t>(h.data(), h.data() + h.extent(0)), rows_by_length(len, descending));
+  }
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(longest) + 1, 0);
+  for (const auto l : len) ++counts[static_cast<std::size_t>(l)];
+  EXPECT_EQ(detail::length_histogram(space, ptr, longest), counts);
+  const auto none = detail::upload<offset_t, Exec::memory_space>(std::vector<offset_t>{0}, "empty");
+  EXPECT_EQ(detail::length_histogram(space, none, 0), std::vector<std::int64_t>{0});
+}
+
 TEST(RowLengthStats, FromTheHistogramEqualsFromTheLengths) {
   std::vector<std::int64_t> len(3000);
   std::uint64_t x = 99;

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "kspmv/core/error.hpp"
+#include "kspmv/core/scratch.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDACC__)
 #include <cub/device/device_radix_sort.cuh>
@@ -43,17 +44,22 @@ inline int key_bits_below(std::int64_t bound) {
 }
 
 // Sorts the pairs (keys(i), values(i)) by the low `key_bits` bits of the
-// keys, stably, on `space`; it returns once the sort is done (its
-// temporary is freed). The spare views, as long as the keys, are the
+// keys, stably, on `space`. The spare views, as long as the keys, are the
 // sort's second buffers: on return `keys` and `values` name whichever
 // views hold the sorted pairs, and the spares the others, whose contents
-// are then undefined. Throws UnsupportedError where has_radix_sort() is
-// false, and Error where CUDA reports one (as the CUDA backend's kernels
-// do).
-template <class ExecSpace, class Memory>
-void radix_sort_pairs(const ExecSpace& space, Kokkos::View<unsigned*, Memory>& keys,
-                      Kokkos::View<unsigned*, Memory>& spare_keys, Kokkos::View<int*, Memory>& values,
-                      Kokkos::View<int*, Memory>& spare_values, int key_bits) {
+// are then undefined. The sort's own temporary comes from `temps` where
+// given (kept blocks: no device allocation; the caller's set fences before
+// it is reused) and the call returns once the sort is queued; else it is
+// allocated and the call returns once the sort is done and it is freed.
+// Keys are unsigned and values int, in any views of device memory. Throws
+// UnsupportedError where has_radix_sort() is false, and Error where CUDA
+// reports one (as the CUDA backend's kernels do).
+template <class ExecSpace, class Keys, class Values>
+void radix_sort_pairs(const ExecSpace& space, Keys& keys, Keys& spare_keys, Values& values, Values& spare_values,
+                      int key_bits, ScratchSet<ExecSpace>* temps = nullptr) {
+  static_assert(std::is_same_v<typename Keys::non_const_value_type, unsigned> &&
+                    std::is_same_v<typename Values::non_const_value_type, int>,
+                "radix_sort_pairs: unsigned keys, int values");
   const std::int64_t n = keys.extent(0);
   if (values.extent(0) != keys.extent(0) || spare_keys.extent(0) != keys.extent(0) ||
       spare_values.extent(0) != keys.extent(0))
@@ -71,12 +77,17 @@ void radix_sort_pairs(const ExecSpace& space, Kokkos::View<unsigned*, Memory>& k
     std::size_t bytes = 0;
     check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, static_cast<int>(n), 0, key_bits,
                                           space.cuda_stream()));
-    const Kokkos::View<unsigned char*, Memory> temp(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::radix_sort::temp")),
-        bytes > 0 ? bytes : 1);
+    using M = typename ExecSpace::memory_space;
+    Kokkos::View<unsigned char*, M> temp;
+    if (temps)
+      temp = temps->template take<unsigned char>("kspmv::radix_sort::temp", bytes > 0 ? bytes : 1);
+    else
+      temp = Kokkos::View<unsigned char*, M>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::radix_sort::temp")),
+          bytes > 0 ? bytes : 1);
     check(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, k, v, static_cast<int>(n), 0, key_bits,
                                           space.cuda_stream()));
-    space.fence();  // before `temp` is freed
+    if (!temps) space.fence();  // before `temp` is freed
     if (k.Current() != keys.data()) std::swap(keys, spare_keys);
     if (v.Current() != values.data()) std::swap(values, spare_values);
     return;
@@ -84,6 +95,7 @@ void radix_sort_pairs(const ExecSpace& space, Kokkos::View<unsigned*, Memory>& k
 #endif
   (void)space;
   (void)key_bits;
+  (void)temps;
   throw UnsupportedError("radix_sort_pairs: no device radix sort on this execution space");
 }
 

@@ -130,16 +130,15 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const DeviceCsr<Scalar, Exe
     throw FormatCannotHoldError("csr-adaptive: " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit row offsets (max 2^31-1)");
   const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::csr_adaptive::lengths");
-  d.sorted_rows = detail::rows_by_length(space, len, longest_row(space, a.row_ptr), false,
-                                         "kspmv::csr_adaptive::sorted_rows");
-  Kokkos::View<std::int64_t*, M> count("kspmv::csr_adaptive::tpr_count", kTprClasses);
+  const std::int64_t longest = longest_row(space, a.row_ptr);
+  d.sorted_rows = detail::rows_by_length(space, len, longest, false, "kspmv::csr_adaptive::sorted_rows");
   constexpr int block = D::block_threads;
-  Kokkos::parallel_for(
-      "kspmv::csr_adaptive::count_tpr", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
-        Kokkos::atomic_increment(&count(tpr_class(tpr_of_row(len(i), block, 1))));
-      });
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), count);
-  d.host_ranges = tpr_ranges_from_counts(std::vector<std::int64_t>(h.data(), h.data() + h.extent(0)), block);
+  // Rows a class of threads per row, from the rows a length.
+  std::vector<std::int64_t> count(kTprClasses, 0);
+  const std::vector<std::int64_t> of_length = detail::length_histogram(space, a.row_ptr, longest);
+  for (std::size_t l = 0; l < of_length.size(); ++l)
+    if (of_length[l]) count[static_cast<std::size_t>(tpr_class(tpr_of_row(std::int64_t(l), block, 1)))] += of_length[l];
+  d.host_ranges = tpr_ranges_from_counts(count, block);
   d.blocks = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
   d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
   d.ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::csr_adaptive::ranges");

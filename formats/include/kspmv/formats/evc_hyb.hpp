@@ -154,7 +154,37 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   const std::int64_t cols1 = std::int64_t(a.ncols) + 1, rows = std::max<std::int64_t>(n, 1);
   const bool by_first = longest + 1 <= std::numeric_limits<std::int64_t>::max() / cols1 / rows;
   Kokkos::View<int*, M> perm(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::new_to_old")), n);
-  {
+  bool sorted = false;
+  if constexpr (detail::has_radix_sort<ExecSpace>()) {
+    // The same order from two stable radix sorts of (key, row) pairs, by
+    // the bits each key needs: by first column, then by length (a few
+    // passes of 4-byte keys, against Kokkos::sort's eight over all the
+    // bits of 8-byte ones and its allocation; these temporaries are kept
+    // blocks).
+    if (n > 1 && n <= 0x7FFFFFFF && cols1 <= 0x7FFFFFFF && longest <= 0x7FFFFFFF) {
+      detail::ScratchSet<ExecSpace> temps(space);
+      auto key = temps.template take<unsigned>("kspmv::evc_hyb::keys", n);
+      auto spare_key = temps.template take<unsigned>("kspmv::evc_hyb::keys", n);
+      auto row = temps.template take<int>("kspmv::evc_hyb::rows", n);
+      auto spare_row = temps.template take<int>("kspmv::evc_hyb::rows", n);
+      const auto rp = a.row_ptr;
+      const auto col = a.col_idx;
+      Kokkos::parallel_for(
+          "kspmv::evc_hyb::first_keys", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+            key(i) = len(i) > 0 ? static_cast<unsigned>(col(rp(i))) + 1u : 0u;
+            row(i) = static_cast<int>(i);
+          });
+      if (by_first)
+        detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(cols1), &temps);
+      Kokkos::parallel_for(
+          "kspmv::evc_hyb::length_keys", policy(space, 0, n),
+          KOKKOS_LAMBDA(const std::int64_t p) { key(p) = static_cast<unsigned>(len(row(p))); });
+      detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(longest + 1), &temps);
+      Kokkos::deep_copy(space, perm, row);
+      sorted = true;
+    }
+  }
+  if (!sorted) {
     Kokkos::View<std::int64_t*, M> key(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::keys")), n);
     const auto rp = a.row_ptr;
     const auto col = a.col_idx;

@@ -117,7 +117,6 @@ DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCs
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 HybDevice<Scalar, ExecSpace> to_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
-  using M = typename ExecSpace::memory_space;
   ExecSpace space;
   HybDevice<Scalar, ExecSpace> h;
   h.nrows = a.nrows;
@@ -143,14 +142,7 @@ HybDevice<Scalar, ExecSpace> to_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const
       h.k_rule = "paper eq. 50";
     }
   } else if (opt.hyb_k == kHybKOneThird) {
-    Kokkos::View<std::int64_t*, M> count("kspmv::hyb::length_count", maxlen + 1);
-    const auto rp = a.row_ptr;
-    Kokkos::parallel_for(
-        "kspmv::hyb::length_count", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows),
-        KOKKOS_LAMBDA(const int i) { Kokkos::atomic_increment(&count(rp(i + 1) - rp(i))); });
-    auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), count);
-    K = a.nrows > 0 ? hyb_k_one_third_rule_of_counts(std::vector<std::int64_t>(hc.data(), hc.data() + hc.extent(0)))
-                    : 0;
+    K = a.nrows > 0 ? hyb_k_one_third_rule_of_counts(detail::length_histogram(space, a.row_ptr, maxlen)) : 0;
     h.k_rule = "one third";
   } else {
     throw InvalidArgumentError("hyb: hyb_k = " + std::to_string(opt.hyb_k) +
