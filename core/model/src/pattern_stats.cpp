@@ -9,13 +9,17 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/distinct_count.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/options.hpp"
+#include "kspmv/core/profiling.hpp"
 #include "kspmv/core/roofline.hpp"
 #include "traffic.hpp"
 
@@ -215,17 +219,17 @@ struct WarpPick {
 // the sample is a stride through the rows.
 std::vector<WarpPick> pick_warps(std::size_t n, const std::vector<double>& entries, std::int64_t max_entries) {
   const std::size_t warps = entries.size();
-  double total = 0;
-  for (double e : entries) total += e;
-  if (max_entries <= 0 || total <= double(max_entries)) return {{0, n, 1.0}};
   // Expected entries read = sum over warps of min(1, size / step) * entries
-  // <= sum(size * entries) / step.
+  // <= sum(size * entries) / step. The three sums in one pass (each in
+  // the warps' order: the same bits as three passes).
   constexpr double kMinPicks = 64;
-  double size_times_entries = 0, sizes = 0;
+  double total = 0, size_times_entries = 0, sizes = 0;
   for (double e : entries) {
+    total += e;
     size_times_entries += (e + 32.0) * e;
     sizes += e + 32.0;
   }
+  if (max_entries <= 0 || total <= double(max_entries)) return {{0, n, 1.0}};
   const double budget = double(max_entries);
   const double step = std::max(std::min(size_times_entries / budget, sizes / kMinPicks),
                                size_times_entries / (4.0 * budget));
@@ -301,6 +305,89 @@ std::vector<ordinal_t> ascending_rows_at(const std::vector<std::int64_t>& length
   return rows;
 }
 
+// Host threads kept for the per-warp figures between calls. Starting and
+// joining fifteen threads each time auto ranks a matrix, each with a cold
+// DistinctCounter (its tables' pages faulted in anew), cost more than the
+// figures themselves on small samples. The workers wait on a condition
+// variable between jobs; one job runs at a time (a second caller meanwhile
+// runs its tasks on its own thread). Never destroyed: blocked workers are
+// ended with the process.
+class FigureWorkers {
+ public:
+  static FigureWorkers& instance() {
+    static FigureWorkers* workers = new FigureWorkers;
+    return *workers;
+  }
+
+  // Runs task(0) .. task(count - 1) on the calling thread and up to
+  // `helpers` workers; rethrows the first task's exception after all end.
+  void run(std::size_t count, unsigned helpers, const std::function<void(std::size_t)>& task) {
+    std::unique_lock<std::mutex> one_job(job_lock_, std::try_to_lock);
+    if (!one_job.owns_lock()) helpers = 0;
+    if (helpers == 0) {
+      for (std::size_t t = 0; t < count; ++t) task(t);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> hold(lock_);
+      while (threads_.size() < helpers) threads_.emplace_back([this] { work(); });
+      task_ = &task;
+      count_ = count;
+      next_ = 0;
+      failure_ = nullptr;
+      wanted_ = helpers;
+      busy_ = helpers;
+      ++job_;
+    }
+    wake_.notify_all();
+    take_tasks();
+    std::unique_lock<std::mutex> hold(lock_);
+    done_.wait(hold, [this] { return busy_ == 0; });
+    task_ = nullptr;
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
+  FigureWorkers() = default;
+
+  void take_tasks() {
+    try {
+      for (std::size_t t; (t = next_.fetch_add(1)) < count_;) (*task_)(t);
+    } catch (...) {
+      std::lock_guard<std::mutex> hold(lock_);
+      if (!failure_) failure_ = std::current_exception();
+      next_ = count_;
+    }
+  }
+
+  void work() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> hold(lock_);
+        // A job this worker has not served, and a place in it (a job asks
+        // for `wanted_` helpers; the rest sleep on).
+        wake_.wait(hold, [&] { return job_ != seen && wanted_ > 0; });
+        seen = job_;
+        --wanted_;
+      }
+      take_tasks();
+      std::lock_guard<std::mutex> hold(lock_);
+      if (--busy_ == 0) done_.notify_all();
+    }
+  }
+
+  std::mutex job_lock_, lock_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> threads_;
+  const std::function<void(std::size_t)>* task_ = nullptr;
+  std::size_t count_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::exception_ptr failure_;
+  unsigned wanted_ = 0, busy_ = 0;
+  std::uint64_t job_ = 0;
+};
+
 // Runs task(0) .. task(count - 1) on up to `threads` host threads. The
 // picks' figures are independent; each lands in its own slot and the sums
 // are taken afterwards in pick order, so the figures are the same bits
@@ -308,27 +395,8 @@ std::vector<ordinal_t> ascending_rows_at(const std::vector<std::int64_t>& length
 template <class Task>
 void for_each_task(std::size_t count, unsigned threads, const Task& task) {
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, count));
-  if (threads <= 1) {
-    for (std::size_t t = 0; t < count; ++t) task(t);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_lock;
-  auto work = [&] {
-    try {
-      for (std::size_t t; (t = next.fetch_add(1)) < count;) task(t);
-    } catch (...) {
-      std::lock_guard<std::mutex> hold(failure_lock);
-      if (!failure) failure = std::current_exception();
-      next = count;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  const std::function<void(std::size_t)> each = [&task](std::size_t t) { task(t); };
+  FigureWorkers::instance().run(count, threads > 1 ? threads - 1 : 0, each);
 }
 
 // The per-warp figures over the picked warps of each order, the picks
@@ -420,6 +488,7 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
                                std::to_string(counted) + "), " + std::to_string((n + 31) / 32) + " warp entries (got " +
                                std::to_string(src.warp_entries.size()) + ") and fetch_rows");
   PatternStats s;
+  std::optional<detail::ProfilingRegion> part(std::in_place, "kspmv::stats::picks");
   s.rows = row_length_stats_from_counts(src.length_counts, src.ncols);
   s.caller_warps = src.caller_warps;
   auto caller_picks = pick_warps(static_cast<std::size_t>(n), src.warp_entries, max_entries / 2);
@@ -429,6 +498,7 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
   const std::size_t first_ascending = positions.size();
   append_positions(ascending_picks, positions);
   SampledRows fetched;
+  part.emplace("kspmv::stats::fetch");
   src.fetch_rows(positions, first_ascending, fetched);
   const auto& f = fetched;
   bool ok = f.ids.size() == positions.size() && f.begins.size() == positions.size() &&
@@ -440,6 +510,7 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
                                std::to_string(f.local.size()) + " offsets and " + std::to_string(f.cols.size()) +
                                " columns for " + std::to_string(positions.size()) + " positions");
   const FetchedRows rows{&fetched};
+  part.emplace("kspmv::stats::per_warp");
   warp_figures(s, rows, caller_picks, rows, ascending_picks, scalar_bytes, f.local.back());
   s.diagonals = src.diagonals;
   s.ehyb_window = std::max<std::int64_t>(1, src.ehyb_window);
