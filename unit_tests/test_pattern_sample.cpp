@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <thread>
 
 #include "kspmv/model/device_pattern_stats.hpp"
 #include "test_support.hpp"
@@ -105,6 +106,24 @@ TEST(DevicePatternStats, DeviceSampleIsTheHostSample) {
     const auto d = upload_csr<double, Exec>(a);
     expect_same(pattern_stats(a, 8, hw, 20000), pattern_stats(Exec(), d, 8, hw, 20000), spec);
   }
+}
+
+// The per-warp figures run on host workers kept between calls, one caller
+// at a time (the others run their tasks on their own threads): callers on
+// several threads at once get the figures a lone caller gets.
+TEST(PatternSample, CallersOnSeveralThreadsAtOnceGetTheLoneCallersFigures) {
+  const auto& hw = default_model();
+  const auto a = generate<double>("powerlaw:20000:10");
+  const PatternStats alone = pattern_stats(a, 8, hw, 40000);
+  constexpr int kCallers = 4, kRounds = 3;
+  std::vector<PatternStats> got(kCallers * kRounds);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c)
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < kRounds; ++r) got[static_cast<std::size_t>(c * kRounds + r)] = pattern_stats(a, 8, hw, 40000);
+    });
+  for (auto& t : callers) t.join();
+  for (std::size_t q = 0; q < got.size(); ++q) expect_same(alone, got[q], "caller " + std::to_string(q / kRounds));
 }
 
 TEST(PatternSample, StandsForTheWholeMatrix) {
