@@ -14,8 +14,9 @@
 //
 // A format may carry option overrides, so one run can put variants side
 // by side: --formats=evc-hyb,evc-hyb:order=internal,ehyb:ehyb_shared=60000
-// (options: partitioner=, partition_budget=, hyb_k=, max_fill=, order=,
-// evc_split=, ehyb_shared=).
+// (options: apply_option below; auto:expected_applies=100 picks for 100
+// SpMVs a refresh). Unknown options and bad values are refused before
+// anything is measured.
 //
 // Before the formats, the device's copy bandwidth is measured (a large
 // device-to-device copy, bytes read + written): every "% of copy" is
@@ -41,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -376,22 +378,63 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, ehyb_padded_fill=F, evc_rows_per_thread=N, evc_ell_lanes=N,
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate, evc_caller_y=auto|scatter|gather,
 // merge_unit_items=N (csr-merge's items a unit, 0 = auto), kernel=auto|portable: the tuned CUDA path where there is one, or the
-// portable TeamPolicy kernel).
+// portable TeamPolicy kernel; auto's own: expected_applies=X (SpMVs a refresh), auto_candidates=N,
+// auto_measure=on|off, auto_sample_entries=N).
+// An option's value as a number (an integer where `whole`) in [least,
+// most]: anything else, std::stod's leftovers included, is a typed error
+// naming the option, before the run measures anything.
+double option_number(const std::string& k, const std::string& v, bool whole, double least, double most) {
+  double x = 0;
+  std::size_t used = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (v.empty() || used != v.size() || !std::isfinite(x) || x < least || x > most || (whole && x != std::floor(x))) {
+    // The bound named: the option's own least, or the type's range where
+    // a whole number passes it.
+    std::string range;
+    char bound[48];
+    const bool own_least = least > double(std::numeric_limits<int>::min());
+    if (std::isfinite(x) && used == v.size() && !v.empty() && (x > most || (x < least && !own_least))) {
+      std::snprintf(bound, sizeof bound, " in [%.0f, %.0f]", least, most);
+      range = bound;
+    } else if (own_least) {
+      std::snprintf(bound, sizeof bound, whole ? " >= %.0f" : " >= %g", least);
+      range = bound;
+    }
+    throw kspmv::InvalidArgumentError(k + ": must be " + (whole ? "an integer" : "a number") + range + ", not '" + v +
+                                      "'");
+  }
+  return x;
+}
+
 bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::string& v) {
+  const double any = -std::numeric_limits<double>::max(), huge = std::numeric_limits<double>::max();
+  const auto real = [&](double least) { return option_number(k, v, false, least, huge); };
+  // An int option, and an int64 one (to 2^53, where doubles hold integers).
+  const auto count = [&](double least) {
+    return static_cast<int>(option_number(k, v, true, std::max<double>(least, std::numeric_limits<int>::min()),
+                                          std::numeric_limits<int>::max()));
+  };
+  const auto whole = [&](double least) {
+    return static_cast<std::int64_t>(option_number(k, v, true, std::max(least, -9007199254740992.0), 9007199254740992.0));
+  };
   if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
     o.partitioner = v == "metis"        ? kspmv::Partitioner::Metis
                     : v == "contiguous" ? kspmv::Partitioner::Contiguous
                     : v == "rcm"        ? kspmv::Partitioner::Rcm
                     : v == "bfs"        ? kspmv::Partitioner::Bfs
                                         : kspmv::Partitioner::Auto;
-  else if (k == "partition_budget" && !v.empty())
-    o.partition_budget_seconds = std::stod(v);
+  else if (k == "partition_budget")
+    o.partition_budget_seconds = real(0);
   else if (k == "hyb_k" && (v == "auto" || v == "paper" || v == "third"))
     o.hyb_k = v == "auto" ? kspmv::kHybKModel : v == "paper" ? kspmv::kHybKPaper : kspmv::kHybKOneThird;
-  else if (k == "hyb_k" && !v.empty())
-    o.hyb_k = std::stoll(v);
-  else if (k == "max_fill" && !v.empty())
-    o.max_fill = std::stod(v);
+  else if (k == "hyb_k")
+    o.hyb_k = whole(0);
+  else if (k == "max_fill")
+    o.max_fill = real(any);
   else if (k == "order" && (v == "caller" || v == "internal"))
     o.output_order = v == "caller" ? kspmv::OutputOrder::Caller : kspmv::OutputOrder::Internal;
   else if (k == "ehyb_er" && (v == "auto" || v == "inline" || v == "separate"))
@@ -400,22 +443,30 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.pellr_sort = v == "auto" ? kspmv::RowSort::Auto : v == "always" ? kspmv::RowSort::Always : kspmv::RowSort::Never;
   else if (k == "kernel" && (v == "auto" || v == "portable"))
     o.kernel = v == "auto" ? kspmv::KernelPath::Auto : kspmv::KernelPath::Portable;
-  else if (k == "evc_split" && !v.empty())
-    o.evc_split = std::stoi(v);
-  else if (k == "ehyb_shared" && !v.empty())
-    o.ehyb_shared_bytes = std::stoll(v);
-  else if (k == "ehyb_min_parts_per_sm" && !v.empty())
-    o.ehyb_min_parts_per_sm = std::stoi(v);
-  else if (k == "ehyb_padded_fill" && !v.empty())
-    o.ehyb_padded_fill = std::stod(v);
-  else if (k == "ehyb_long_row" && !v.empty())
-    o.ehyb_long_row = std::stoll(v);
-  else if (k == "evc_rows_per_thread" && !v.empty())
-    o.evc_rows_per_thread = std::stoi(v);
-  else if (k == "evc_ell_lanes" && !v.empty())
-    o.evc_ell_lanes = std::stoi(v);
-  else if (k == "merge_unit_items" && !v.empty())
-    o.merge_unit_items = std::stoll(v);
+  else if (k == "evc_split")
+    o.evc_split = count(any);
+  else if (k == "ehyb_shared")
+    o.ehyb_shared_bytes = whole(any);
+  else if (k == "ehyb_min_parts_per_sm")
+    o.ehyb_min_parts_per_sm = count(any);
+  else if (k == "ehyb_padded_fill")
+    o.ehyb_padded_fill = real(any);
+  else if (k == "ehyb_long_row")
+    o.ehyb_long_row = whole(any);
+  else if (k == "evc_rows_per_thread")
+    o.evc_rows_per_thread = count(any);
+  else if (k == "evc_ell_lanes")
+    o.evc_ell_lanes = count(any);
+  else if (k == "merge_unit_items")
+    o.merge_unit_items = whole(any);
+  else if (k == "expected_applies")
+    o.expected_applies = real(0);
+  else if (k == "auto_candidates")
+    o.auto_candidates = count(1);
+  else if (k == "auto_sample_entries")
+    o.auto_sample_entries = whole(0);
+  else if (k == "auto_measure" && (v == "on" || v == "off"))
+    o.auto_measure = v == "on";
   else if (k == "evc_caller_y" && (v == "auto" || v == "scatter" || v == "gather"))
     o.evc_caller_y = v == "auto" ? kspmv::CallerY::Auto : v == "scatter" ? kspmv::CallerY::Scatter : kspmv::CallerY::Gather;
   else
@@ -892,7 +943,8 @@ int main(int argc, char** argv) {
     app.add_option("--matrices", matrices, "matrices as SPEC,SPEC,... (generator specs or files)");
     app.add_option("--formats", formats,
                    "runners as F[:opt=v...],... (default: every format and peer); options: partitioner=, "
-                   "partition_budget=, hyb_k=, max_fill=, order=, evc_split=, ehyb_shared=, kernel=, ...");
+                   "partition_budget=, hyb_k=, max_fill=, order=, evc_split=, ehyb_shared=, kernel=, ...; auto's: "
+                   "expected_applies=, auto_candidates=, auto_measure=on|off, auto_sample_entries=");
     std::string precision = "double";
     app.add_option("--precision", precision, "double, float or both")
         ->check(CLI::IsMember({"double", "float", "both"}))
@@ -972,6 +1024,17 @@ int main(int argc, char** argv) {
     } else {
       g_runners = split(formats, ',');
     }
+    // Unknown formats and options, and options' bad values, are refused
+    // before anything is calibrated or measured.
+    for (const auto& r : g_runners) {
+      bool peer = false;
+#if KSPMV_ENABLE_CUSPARSE
+      for (auto k : {kspmv_perf::CusparseKind::CsrAlg1, kspmv_perf::CusparseKind::CsrAlg2,
+                     kspmv_perf::CusparseKind::Coo, kspmv_perf::CusparseKind::SlicedEll})
+        peer = peer || r == kspmv_perf::cusparse_name(k);
+#endif
+      if (!peer) parse_runner(r);
+    }
 #if defined(KOKKOS_ENABLE_CUDA)
     {
       cudaDeviceProp prop;
@@ -1021,7 +1084,6 @@ int main(int argc, char** argv) {
                                 : benchmark::RegisterBenchmark(name.c_str(), bench_cusparse<float>, mi, k, p);
 #endif
           if (!b) {
-            parse_runner(r);  // unknown formats and options fail here, before any run
             b = p == "double" ? benchmark::RegisterBenchmark(name.c_str(), bench_format<double>, mi, r, p)
                               : benchmark::RegisterBenchmark(name.c_str(), bench_format<float>, mi, r, p);
           }
