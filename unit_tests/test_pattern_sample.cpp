@@ -277,6 +277,14 @@ TEST(RowLengthStats, FromTheHistogramEqualsFromTheLengths) {
   EXPECT_EQ(got.cum_rows, want.cum_rows);
   EXPECT_EQ(got.fractiles, want.fractiles);
   EXPECT_DOUBLE_EQ(got.skewness, want.skewness);
+  // The cumulative entries, to the bit, against a plain sum of doubles.
+  double entries = 0;
+  for (std::size_t l = 0; l < got.counts.size(); ++l) {
+    entries += double(l) * double(got.counts[l]);
+    ASSERT_EQ(got.cum_nnz[l], entries) << "length " << l;
+  }
+  EXPECT_EQ(got.cum_rows.back(), std::int64_t(len.size()));
+  EXPECT_EQ(got.cum_nnz.back(), double(got.nnz));
   EXPECT_EQ(row_length_stats_from_counts({}, 5).nrows, 0);
   EXPECT_EQ(row_length_stats_from_counts({0, 0}, 5).counts.size(), 0u);
   EXPECT_THROW(row_length_stats_from_counts({3, -1, 2}, 5), InvalidArgumentError);

@@ -62,13 +62,18 @@ RowLengthStats row_length_stats_from_counts(std::vector<std::int64_t> counts, st
   RowLengthStats s;
   s.ncols = ncols;
   s.W = W;
+  // Sums in locals, not through s (a store and a reload a length; a
+  // power-law graph's histogram holds 10^5 lengths and more).
+  std::int64_t nrows = 0, nnz = 0;
   for (std::size_t l = 0; l < counts.size(); ++l) {
     if (counts[l] < 0)
       throw InvalidArgumentError("row length histogram: " + std::to_string(counts[l]) + " rows of length " +
                                  std::to_string(l));
-    s.nrows += counts[l];
-    s.nnz += static_cast<std::int64_t>(l) * counts[l];
+    nrows += counts[l];
+    nnz += static_cast<std::int64_t>(l) * counts[l];
   }
+  s.nrows = nrows;
+  s.nnz = nnz;
   while (!counts.empty() && counts.back() == 0) counts.pop_back();
   if (s.nrows == 0) return s;
   s.counts = std::move(counts);
@@ -76,9 +81,15 @@ RowLengthStats row_length_stats_from_counts(std::vector<std::int64_t> counts, st
   while (s.counts[static_cast<std::size_t>(s.min)] == 0) ++s.min;
   s.cum_rows.resize(s.counts.size());
   s.cum_nnz.resize(s.counts.size());
+  // Entries summed as integers (each partial sum is below 2^53, so the
+  // doubles are the ones a sum of doubles gives, without its chain of
+  // floating-point adds).
+  std::int64_t rows_so_far = 0, entries_so_far = 0;
   for (std::size_t i = 0; i < s.counts.size(); ++i) {
-    s.cum_rows[i] = s.counts[i] + (i ? s.cum_rows[i - 1] : 0);
-    s.cum_nnz[i] = double(i) * double(s.counts[i]) + (i ? s.cum_nnz[i - 1] : 0.0);
+    rows_so_far += s.counts[i];
+    entries_so_far += static_cast<std::int64_t>(i) * s.counts[i];
+    s.cum_rows[i] = rows_so_far;
+    s.cum_nnz[i] = double(entries_so_far);
   }
   s.empty_rows = s.counts[0];
   const double n = double(s.nrows);
