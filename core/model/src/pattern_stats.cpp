@@ -420,8 +420,12 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
   constexpr std::int64_t kEntriesPerThread = 8192;
   const unsigned threads = static_cast<unsigned>(std::clamp<std::int64_t>(
       std::min<std::int64_t>(std::thread::hardware_concurrency(), 16), 1, std::max<std::int64_t>(1, entries / kEntriesPerThread)));
-  // The heaviest picks first: a warp of hubs can hold most of the sample,
-  // and started last it would run alone after the rest.
+  // A task a figure of a pick (x sectors, then csr-scalar's lines or
+  // csr-adaptive's row sectors and lines), the heaviest picks' first: a
+  // warp of hubs can hold most of the sample (493,000 of a power-law
+  // graph's entries in one warp of the ascending order), and its figures
+  // started last, or one after another on one thread, would run alone
+  // after the rest.
   std::vector<std::pair<std::int64_t, std::size_t>> heaviest(per_pick.size());
   for (std::size_t t = 0; t < per_pick.size(); ++t) {
     const WarpPick& w = t < nc ? caller_picks[t] : ascending_picks[t - nc];
@@ -431,21 +435,29 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
     heaviest[t] = {-held, t};
   }
   std::sort(heaviest.begin(), heaviest.end());
-  for_each_task(per_pick.size(), threads, [&](std::size_t order) {
-    const std::size_t t = heaviest[order].second;
+  for_each_task(3 * per_pick.size(), threads, [&](std::size_t task) {
+    const std::size_t t = heaviest[task / 3].second;
+    const int figure = static_cast<int>(task % 3);
     thread_local DistinctCounter distinct;
+    double& out = per_pick[t][static_cast<std::size_t>(figure)];
     if (t < nc) {
       const WarpPick& w = caller_picks[t];
       // csr-scalar: a lane per row, the caller's order.
-      per_pick[t] = {x_sectors(caller, w.first, w.last, scalar_bytes, distinct),
-                     warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes,
-                                     distinct),
-                     0.0};
+      if (figure == 0)
+        out = x_sectors(caller, w.first, w.last, scalar_bytes, distinct);
+      else if (figure == 1)
+        out = warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes,
+                              distinct);
+      else
+        out = 0.0;
     } else {
       const WarpPick& w = ascending_picks[t - nc];
-      per_pick[t] = {x_sectors(ascending, w.first, w.last, scalar_bytes, distinct),
-                     sorted_row_sectors(ascending, w.first, w.last, scalar_bytes),
-                     warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes, distinct)};
+      if (figure == 0)
+        out = x_sectors(ascending, w.first, w.last, scalar_bytes, distinct);
+      else if (figure == 1)
+        out = sorted_row_sectors(ascending, w.first, w.last, scalar_bytes);
+      else
+        out = warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes, distinct);
     }
   });
   double sectors = 0, sectors_asc = 0, row_sectors = 0, scalar_lines = 0, adaptive_lines = 0;
