@@ -8,9 +8,9 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <limits>
 #include <condition_variable>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -447,9 +447,7 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
         out = x_sectors(caller, w.first, w.last, scalar_bytes, distinct);
       else if (figure == 1)
         out = warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes,
-                              distinct);
-      else
-        out = 0.0;
+                              distinct);  // its third figure stays 0
     } else {
       const WarpPick& w = ascending_picks[t - nc];
       if (figure == 0)
