@@ -387,12 +387,20 @@ TEST_P(SpmvOperatorTest, FusedColumnsMatchColumnByColumn) {
   if (!holds(a)) a = generate<double>("lap2d:45");
   const auto m = M::convert(a, format(), options());
   // ell, ellr and dia always fuse; coo, hyb and the partitioned formats
-  // never; the csr family and pellr where their block_pays says so.
+  // never; csr-merge on its tuned CUDA kernel only; the csr family and
+  // pellr where their block_pays says so.
   bool always = false, never = false;
   for (Format f : {Format::Ell, Format::Ellr, Format::Dia}) always |= m.format() == f;
   for (Format f : {Format::Coo, Format::Hyb, Format::Pkt, Format::Jad, Format::EvcHyb, Format::Ehyb, Format::KkCrs,
-                   Format::CsrAdaptive, Format::CsrMerge})
+                   Format::CsrAdaptive})
     never |= m.format() == f;
+  if (m.format() == Format::CsrMerge) {
+    const bool tuned = detail::on_cuda<M::execution_space>() && GetParam().kernel == KernelPath::Auto;
+    (tuned ? always : never) = true;
+    EXPECT_EQ(m.fused_block_wants_rows(), tuned);
+  } else {
+    EXPECT_FALSE(m.fused_block_wants_rows()) << m.name();
+  }
   if (always) EXPECT_TRUE(m.has_fused_block_kernel()) << m.name();
   if (never) EXPECT_FALSE(m.has_fused_block_kernel()) << m.name();
   const bool fused_expected = m.has_fused_block_kernel();
@@ -415,6 +423,82 @@ TEST_P(SpmvOperatorTest, FusedColumnsMatchColumnByColumn) {
     for (std::int64_t i = 0; i < a.nrows; ++i)
       ASSERT_NEAR(fused[i], one(i), 1e-12 * (1 + std::abs(one(i)))) << m.name() << " column " << j << " row " << i;
   }
+}
+
+// csr-merge's fused kernel: each column of Y as its one-vector kernel
+// gives it (within rounding: a group of lanes sums more items than a
+// thread), and the same bits on every run, on a matrix whose rows cross
+// many units (units of 256 items, one row of 2,500 entries, a run of
+// 1,000 empty rows), for k = 2, 8 and 11 (a group of kBlockColumns and
+// one of 3), X column- or row-major (column-major X is staged row-major
+// through the handle, and without one), alpha and beta cases with beta = 0
+// ignoring NaN in Y.
+TEST(SpmvOperator, CsrMergeFusedColumnsAreTheOneVectorKernelsAndDeterministic) {
+  using M = Matrix<double>;
+  std::vector<std::tuple<int, int, double>> t;
+  Rng rng(77);
+  const int n = 3000;
+  for (int c = 0; c < 2500; ++c) t.emplace_back(7, (c * 37) % n, rng.uniform() - 0.5);
+  for (int r = 0; r < n; ++r) {
+    if (r == 7 || (r >= 100 && r < 1100)) continue;
+    const int len = static_cast<int>(rng.uniform() * 6);
+    for (int e = 0; e < len; ++e) t.emplace_back(r, static_cast<int>(rng.uniform() * n), rng.uniform() - 0.5);
+  }
+  const auto a = kspmv_test::from_triplets<double>(n, n, t);
+  ConvertOptions opt;
+  opt.merge_unit_items = 256;
+  const auto m = M::convert(a, Format::CsrMerge, opt);
+  int spanning = 0;
+  for (const auto& [key, value] : m.properties())
+    if (key == "rows_spanning_units") spanning = std::stoi(value);
+  ASSERT_GT(spanning, 10);
+  const std::pair<double, double> ab[] = {{1.0, 0.0}, {-1.5, 0.75}};
+  for (int k : {2, kBlockColumns, kBlockColumns + 3})
+    for (const auto& [alpha, beta] : ab) {
+      const auto xs = random_columns<double>(n, k, 101);
+      const auto y0 = random_columns<double>(n, k, 103, beta == 0.0);
+      std::vector<std::vector<double>> want;
+      for (int j = 0; j < k; ++j) {
+        M::vector_type xj = detail::upload<double, M::memory_space>(xs[j], "xj");
+        M::vector_type yj = detail::upload<double, M::memory_space>(y0[j], "yj");
+        m.apply(alpha, xj, beta, yj);
+        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), yj);
+        want.emplace_back(h.data(), h.data() + n);
+      }
+      std::vector<std::vector<double>> first_run;
+      const auto check = [&](const auto& y, const char* how) {
+        Kokkos::fence();
+        for (int j = 0; j < k; ++j) {
+          const auto got = column_of(y, j);
+          for (int i = 0; i < n; ++i)
+            ASSERT_NEAR(got[i], want[j][i], 1e-12 * (1 + std::abs(want[j][i])))
+                << how << " k=" << k << " column " << j << " row " << i;
+          if (static_cast<int>(first_run.size()) < k)
+            first_run.push_back(got);
+          else
+            EXPECT_TRUE(kspmv_test::same_bits(got, first_run[j])) << how << " k=" << k << " column " << j;
+        }
+      };
+      SpmvHandle<double, M::execution_space> h;
+      {
+        const auto x = to_device<double, Kokkos::LayoutLeft>(xs, n);
+        const auto y = to_device<double, Kokkos::LayoutLeft>(y0, n);
+        kspmv::spmv(M::execution_space(), h, "N", alpha, m, x, beta, y);
+        check(y, "column-major, handle");
+      }
+      {
+        const auto x = to_device<double, Kokkos::LayoutLeft>(xs, n);
+        const auto y = to_device<double, Kokkos::LayoutLeft>(y0, n);
+        kspmv::spmv("N", alpha, m, x, beta, y);
+        check(y, "column-major, no handle");
+      }
+      {
+        const auto x = to_device<double, Kokkos::LayoutRight>(xs, n);
+        const auto y = to_device<double, Kokkos::LayoutRight>(y0, n);
+        kspmv::spmv(M::execution_space(), h, "N", alpha, m, x, beta, y);
+        check(y, "row-major, handle");
+      }
+    }
 }
 
 // pellr fuses in the caller's order (rows of nearly equal lengths), not

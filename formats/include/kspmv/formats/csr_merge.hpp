@@ -38,6 +38,7 @@
 
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/block_util.hpp"
 #include "kspmv/core/device_build.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_info.hpp"
@@ -72,7 +73,9 @@ struct CsrMergeDevice {
   int nspan = 0;
   Kokkos::View<int*, memory_space> span_row, span_first, span_last;
   // Per-unit partial sums of rows crossing units: scratch of each apply (a
-  // kspmv::SpmvHandle holds its own: with_own_scratch).
+  // kspmv::SpmvHandle holds its own: with_own_scratch). On CUDA a unit
+  // keeps one a column of the fused kernel (kBlockColumns), column j's at
+  // j * units.
   Kokkos::View<Scalar*, memory_space> head, tail;
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
@@ -85,6 +88,13 @@ struct CsrMergeDevice {
 };
 
 namespace detail {
+
+// Partial sums a unit keeps: one a column where the fused kernel runs
+// (the tuned CUDA path), else one.
+template <class ExecSpace>
+constexpr int merge_partial_columns() {
+  return on_cuda<ExecSpace>() ? kBlockColumns : 1;
+}
 
 // The merge-path search on diagonal d of rows [row0, row0 + rows) and
 // entries [k0, k0 + entries): the rows whose end comes among the first d
@@ -271,8 +281,9 @@ CsrMergeDevice<Scalar, ExecSpace> to_csr_merge(const DeviceCsr<Scalar, ExecSpace
         span_first(s) = static_cast<int>((std::int64_t(i) + rp(i)) / per_unit);
         span_last(s) = static_cast<int>((std::int64_t(i) + rp(i + 1)) / per_unit);
       });
-  d.head = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::csr_merge::head"), units);
-  d.tail = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::csr_merge::tail"), units);
+  const std::int64_t partials = std::int64_t(units) * detail::merge_partial_columns<ExecSpace>();
+  d.head = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::csr_merge::head"), partials);
+  d.tail = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::csr_merge::tail"), partials);
   space.fence();
   d.conversion_seconds = timer.seconds();
   return d;
@@ -306,6 +317,55 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrMergeDevice<Scalar, Exe
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv(Scalar alpha, const CsrMergeDevice<Scalar, ExecSpace>& A, const XView& x, Scalar beta, const YView& y) {
   spmv(ExecSpace(), alpha, A, x, beta, y);
+}
+
+// Several columns fuse on the tuned CUDA kernel only: each unit reads its
+// entries once and gathers X(c, :) once for up to kBlockColumns columns
+// (csr_merge_block_kernel). The portable kernel has no fused form: its
+// columns go one at a time (kspmv::spmv).
+template <class Scalar, class ExecSpace>
+bool block_pays(const CsrMergeDevice<Scalar, ExecSpace>& A) {
+  return detail::on_cuda<ExecSpace>() && A.kernel == KernelPath::Auto;
+}
+// Its fused kernel gathers X(c, :) for each entry: where X's rows are
+// contiguous (row-major) that is one or two sectors, where its columns
+// are, kBlockColumns of them; kspmv::spmv stages a column-major X into a
+// row-major block first (SpmvHandle::x_rows).
+template <class Scalar, class ExecSpace>
+constexpr bool block_gathers_rows(const CsrMergeDevice<Scalar, ExecSpace>&) {
+  return true;
+}
+
+// Y = alpha * A * X + beta * Y for k columns, kBlockColumns at a time (the
+// tuned CUDA kernel); elsewhere a column at a time.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv_block(const ExecSpace& space, Scalar alpha, const CsrMergeDevice<Scalar, ExecSpace>& A, const XView& X,
+                Scalar beta, const YView& Y) {
+  if (detail::block_prologue(space, A.nrows, alpha, beta, Y)) return;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto) {
+      const cuda_tuned::MergeUnits<Scalar> m{A.nrows,          A.units,           static_cast<int>(A.unit_items),
+                                             A.unit_row.data(), A.unit_nz.data(),  A.csr.row_ptr.data(),
+                                             A.csr.col_idx.data(), A.csr.values.data(), A.head.data(),
+                                             A.tail.data()};
+      detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
+        const cuda_tuned::MergeColumns<Scalar> b{X.data() + j0 * static_cast<long>(X.stride(1)),
+                                                 static_cast<long>(X.stride(0)),
+                                                 static_cast<long>(X.stride(1)),
+                                                 Y.data() + j0 * static_cast<long>(Y.stride(1)),
+                                                 static_cast<long>(Y.stride(0)),
+                                                 static_cast<long>(Y.stride(1)),
+                                                 cols};
+        cuda_tuned::csr_merge_spmv_block(space.cuda_stream(), m, A.nspan, A.span_row.data(), A.span_first.data(),
+                                         A.span_last.data(), alpha, b, beta);
+      });
+      return;
+    }
+  }
+#endif
+  for (std::int64_t j = 0; j < static_cast<std::int64_t>(X.extent(1)); ++j)
+    spmv(space, alpha, A, Kokkos::subview(X, Kokkos::ALL(), j), beta, Kokkos::subview(Y, Kokkos::ALL(), j));
 }
 
 namespace detail {

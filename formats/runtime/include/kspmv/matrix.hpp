@@ -89,6 +89,15 @@ constexpr bool block_pays(const F&) {
   return true;
 }
 
+// Whether its fused kernel gathers whole rows of X (X(c, 0..k-1) for an
+// entry in column c): such a kernel wants X row-major, and kspmv::spmv
+// stages a column-major X into a row-major block for it. Formats say so
+// with an overload of their own.
+template <class F>
+constexpr bool block_gathers_rows(const F&) {
+  return false;
+}
+
 // A format's value views (its value_members), as its value map takes
 // them.
 template <class F>
@@ -199,6 +208,8 @@ struct AnyFormat {
   virtual bool apply_block(const ExecSpace& space, Scalar alpha, const const_block_type& x, Scalar beta,
                            const block_type& y) const = 0;
   virtual bool has_block() const = 0;
+  // Whether the fused kernel wants X row-major (block_gathers_rows).
+  virtual bool block_wants_rows() const = 0;
   virtual std::size_t storage_bytes() const = 0;
   virtual double conversion_seconds() const = 0;
   virtual Properties properties() const = 0;
@@ -322,6 +333,13 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   bool has_block() const override {
     if constexpr (has_spmv_block<F>::value) {
       return block_pays(f);
+    } else {
+      return false;
+    }
+  }
+  bool block_wants_rows() const override {
+    if constexpr (has_spmv_block<F>::value) {
+      return block_pays(f) && block_gathers_rows(f);
     } else {
       return false;
     }
@@ -553,6 +571,7 @@ class Matrix {
     const int k = opt.expected_vectors;
     using block = Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory_space>;
     block X, Y;
+    Kokkos::View<Scalar**, Kokkos::LayoutRight, memory_space> X_rows;
     if (k > 1) {
       X = block(Kokkos::view_alloc(space, std::string("kspmv::auto::X")), a.ncols, k);
       Y = block(Kokkos::view_alloc(space, std::string("kspmv::auto::Y")), a.nrows, k);
@@ -560,9 +579,18 @@ class Matrix {
     }
     const auto product = [&](const Matrix& m) {
       if (k == 1) return m.apply(space, Scalar(1), x, Scalar(0), y);
-      if (m.apply_fused(space, Scalar(1), ConstBlockView<Scalar, memory_space>(X), Scalar(0),
-                        BlockView<Scalar, memory_space>(Y)))
-        return;
+      // As kspmv::spmv does it: a kernel that gathers rows of X gets X
+      // copied row-major first, the copy timed with it.
+      ConstBlockView<Scalar, memory_space> xf(X);
+      if (m.fused_block_wants_rows()) {
+        if (X_rows.extent(0) == 0)
+          X_rows = decltype(X_rows)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                                       std::string("kspmv::auto::X_rows")),
+                                    a.ncols, k);
+        detail::copy_block(space, X_rows, X);
+        xf = X_rows;
+      }
+      if (m.apply_fused(space, Scalar(1), xf, Scalar(0), BlockView<Scalar, memory_space>(Y))) return;
       for (int j = 0; j < k; ++j)
         m.apply(space, Scalar(1), Kokkos::subview(X, Kokkos::ALL(), j), Scalar(0), Kokkos::subview(Y, Kokkos::ALL(), j));
     };
@@ -954,6 +982,9 @@ class Matrix {
   }
   // Whether apply_fused() has a kernel for this matrix's format.
   bool has_fused_block_kernel() const { return impl_ && impl_->has_block(); }
+  // Whether that kernel gathers whole rows of X, so wants X row-major
+  // (kspmv::spmv stages a column-major X for it).
+  bool fused_block_wants_rows() const { return impl_ && impl_->block_wants_rows(); }
 
   bool empty() const { return !impl_; }
   Format format() const { return format_; }

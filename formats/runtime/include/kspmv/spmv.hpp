@@ -52,7 +52,8 @@ inline Mode parse_mode(const char* mode) {
 
 // What one stream's kspmv::spmv calls write besides Y, reused across
 // calls: two n x k column blocks for views whose columns are not
-// contiguous, and, for each matrix whose format keeps scratch (coo, hyb,
+// contiguous, a row-major one for fused kernels that gather rows of X
+// (csr-merge on CUDA), and, for each matrix whose format keeps scratch (coo, hyb,
 // pkt, csr-merge, evc-hyb with a gathered y), a copy of the format sharing its
 // storage and values but with scratch of its own. So one Matrix applied
 // on two streams at once, each with its handle, is correct. One handle
@@ -66,6 +67,15 @@ class SpmvHandle {
   // A block of at least rows x cols, LayoutLeft (its columns contiguous).
   block_type x_block(std::int64_t rows, std::int64_t cols) { return grow(x_, rows, cols, "kspmv::spmv::x_block"); }
   block_type y_block(std::int64_t rows, std::int64_t cols) { return grow(y_, rows, cols, "kspmv::spmv::y_block"); }
+  // A row-major block of exactly rows x cols (X for fused kernels that
+  // gather whole rows of X: Matrix::fused_block_wants_rows).
+  using row_block_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, memory_space>;
+  row_block_type x_rows(std::int64_t rows, std::int64_t cols) {
+    if (static_cast<std::int64_t>(x_rows_.span()) < rows * cols)
+      x_rows_ = row_block_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kspmv::spmv::x_rows")),
+                               rows, cols);
+    return row_block_type(x_rows_.data(), rows, cols);
+  }
 
   // y = alpha * m * x + beta * y with this handle's scratch.
   void apply(const ExecSpace& space, const Matrix<Scalar, ExecSpace>& m, Scalar alpha,
@@ -87,7 +97,7 @@ class SpmvHandle {
 
   // Device bytes the handle holds: its blocks and the formats' scratch.
   std::size_t scratch_bytes() const {
-    std::size_t b = (x_.span() + y_.span()) * sizeof(Scalar);
+    std::size_t b = (x_.span() + y_.span() + x_rows_.span()) * sizeof(Scalar);
     for (const auto& o : own_) b += o.scratch_bytes;
     return b;
   }
@@ -120,6 +130,7 @@ class SpmvHandle {
     return Kokkos::subview(b, std::make_pair(std::int64_t(0), rows), std::make_pair(std::int64_t(0), cols));
   }
   block_type x_, y_;
+  row_block_type x_rows_;
   std::vector<Own> own_;
 };
 
@@ -202,9 +213,18 @@ void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle,
   if (k == 0) return;
   // Several columns and a fused kernel: the matrix is read once for up to
   // kBlockColumns of them, X and Y in place whatever their strides.
+  // A kernel that gathers whole rows of X gets them adjacent: a
+  // column-major X is copied row-major first (k scalars a row of X read
+  // and written once, against an X row gathered for every entry).
   if (k > 1) {
-    const bool fused = handle_scratch ? handle.apply_fused(space, op, alpha, x, beta, y)
-                                      : op.apply_fused(space, alpha, x, beta, y);
+    Kokkos::View<const Scalar**, Kokkos::LayoutStride, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> xf = x;
+    if (x.stride(1) != 1 && op.fused_block_wants_rows()) {
+      auto rows = handle.x_rows(x.extent(0), k);
+      copy_block(space, rows, x);
+      xf = rows;
+    }
+    const bool fused = handle_scratch ? handle.apply_fused(space, op, alpha, xf, beta, y)
+                                      : op.apply_fused(space, alpha, xf, beta, y);
     if (fused) return;
   }
   // Columns whose entries are not adjacent (LayoutRight with k > 1,

@@ -164,13 +164,41 @@ inline unsigned blocks_for(long n, int block) { return static_cast<unsigned>((n 
 // many (rmat:22:16 in csr-merge, about 69,000 rows crossing units: about
 // 16 us against 9 for this kernel on an H100).
 constexpr int kSpanThreadUnits = 8;
+
+// Where the fix-up writes: one contiguous y (its partial sums head[u] and
+// tail[u]), or column blockIdx.y of a block (Y(row, j) = y[row * y_row +
+// j * y_col], its partial sums at j * units).
 template <class Scalar>
+struct OneColumnOut {
+  Scalar* y;
+  __device__ __forceinline__ int column() const { return 0; }
+  __device__ __forceinline__ long partials(int) const { return 0; }
+  __device__ __forceinline__ void store(int, long row, Scalar alpha, Scalar sum, Scalar beta) const {
+    store_y(y, row, alpha, sum, beta);
+  }
+};
+template <class Scalar>
+struct ColumnsOut {
+  Scalar* y;
+  long y_row, y_col;
+  int units;
+  __device__ __forceinline__ int column() const { return blockIdx.y; }
+  __device__ __forceinline__ long partials(int j) const { return static_cast<long>(j) * units; }
+  __device__ __forceinline__ void store(int j, long row, Scalar alpha, Scalar sum, Scalar beta) const {
+    store_y(y + j * y_col, row * y_row, alpha, sum, beta);
+  }
+};
+
+template <class Scalar, class Out>
 __global__ void __launch_bounds__(256)
     spanning_rows_kernel(int nspan, const int* __restrict__ span_row, const int* __restrict__ span_first,
                          const int* __restrict__ span_last, const Scalar* __restrict__ head,
-                         const Scalar* __restrict__ tail, Scalar alpha, Scalar beta, Scalar* __restrict__ y) {
+                         const Scalar* __restrict__ tail, Scalar alpha, Scalar beta, Out out) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
+  const int j = out.column();
+  head += out.partials(j);
+  tail += out.partials(j);
   const bool valid = s < nspan;  // no early return: the warp's wide rows are shared
   const int u0 = valid ? ldg(span_first + s) : 0, u1 = valid ? ldg(span_last + s) : 0;
   const int row = valid ? ldg(span_row + s) : 0;
@@ -178,7 +206,7 @@ __global__ void __launch_bounds__(256)
   if (valid && !wide) {
     Scalar sum = ldg(tail + u0);
     for (int u = u0 + 1; u <= u1; ++u) sum += ldg(head + u);
-    store_y(y, row, alpha, sum, beta);
+    out.store(j, row, alpha, sum, beta);
   }
   for (unsigned todo = __ballot_sync(0xffffffffu, wide); todo != 0; todo &= todo - 1) {
     const int src = __ffs(todo) - 1;
@@ -187,17 +215,26 @@ __global__ void __launch_bounds__(256)
     Scalar sum = 0;
     for (int u = w0 + 1 + lane; u <= w1; u += 32) sum += ldg(head + u);
     sum = warp_sum(sum);
-    if (lane == 0) store_y(y, wrow, alpha, ldg(tail + w0) + sum, beta);
+    if (lane == 0) out.store(j, wrow, alpha, ldg(tail + w0) + sum, beta);
   }
+}
+// Columns: `columns` of them, a grid row each (Out: ColumnsOut).
+template <class Scalar, class Out>
+void fix_up_spanning_rows(cudaStream_t stream, int nspan, const int* span_row, const int* span_first,
+                          const int* span_last, const Scalar* head, const Scalar* tail, Scalar alpha, Scalar beta,
+                          const Out& out, int columns) {
+  if (nspan <= 0 || columns <= 0) return;
+  const dim3 grid(blocks_for(nspan, 256), columns);
+  spanning_rows_kernel<Scalar, Out>
+      <<<grid, 256, 0, stream>>>(nspan, span_row, span_first, span_last, head, tail, alpha, beta, out);
+  check_launch("kspmv::cuda_tuned::spanning_rows_kernel");
 }
 template <class Scalar>
 void fix_up_spanning_rows(cudaStream_t stream, int nspan, const int* span_row, const int* span_first,
                           const int* span_last, const Scalar* head, const Scalar* tail, Scalar alpha, Scalar beta,
                           Scalar* y) {
-  if (nspan <= 0) return;
-  spanning_rows_kernel<Scalar><<<blocks_for(nspan, 256), 256, 0, stream>>>(nspan, span_row, span_first, span_last,
-                                                                            head, tail, alpha, beta, y);
-  check_launch("kspmv::cuda_tuned::spanning_rows_kernel");
+  fix_up_spanning_rows(stream, nspan, span_row, span_first, span_last, head, tail, alpha, beta,
+                       OneColumnOut<Scalar>{y}, 1);
 }
 
 }  // namespace cuda_tuned
