@@ -72,6 +72,22 @@ void copy_block(const ExecSpace& space, const Dst& dst, const Src& src) {
       KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { dst(i, j) = src(i, j); });
 }
 
+// dst = src where dst is row-major and contiguous (LayoutRight): a thread
+// an element in dst's order, so a warp writes 32 adjacent elements and
+// reads 32 / k adjacent rows of each of src's k columns where src is
+// column-major (the 2-D copy_block tiles without regard to either side).
+template <class ExecSpace, class Dst, class Src>
+void copy_block_to_rows(const ExecSpace& space, const Dst& dst, const Src& src) {
+  const std::int64_t cols = src.extent(1), n = static_cast<std::int64_t>(src.extent(0)) * cols;
+  if (n == 0) return;
+  Kokkos::parallel_for(
+      "kspmv::copy_block_to_rows",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t t) {
+        const std::int64_t i = t / cols, j = t - i * cols;
+        dst(i, j) = src(i, j);
+      });
+}
+
 // Calls pass(j0, cols) for each group of at most kBlockColumns columns.
 template <class Pass>
 void for_column_groups(std::int64_t k, const Pass& pass) {

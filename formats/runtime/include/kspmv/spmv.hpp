@@ -220,7 +220,7 @@ void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle,
     Kokkos::View<const Scalar**, Kokkos::LayoutStride, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> xf = x;
     if (x.stride(1) != 1 && op.fused_block_wants_rows()) {
       auto rows = handle.x_rows(x.extent(0), k);
-      copy_block(space, rows, x);
+      copy_block_to_rows(space, rows, x);
       xf = rows;
     }
     const bool fused = handle_scratch ? handle.apply_fused(space, op, alpha, xf, beta, y)
