@@ -350,7 +350,7 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const CsrMergeDevice<Scala
                                              A.csr.col_idx.data(), A.csr.values.data(), A.head.data(),
                                              A.tail.data()};
       detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
-        const cuda_tuned::MergeColumns<Scalar> b{X.data() + j0 * static_cast<long>(X.stride(1)),
+        const cuda_tuned::ColumnBlock<Scalar> b{X.data() + j0 * static_cast<long>(X.stride(1)),
                                                  static_cast<long>(X.stride(0)),
                                                  static_cast<long>(X.stride(1)),
                                                  Y.data() + j0 * static_cast<long>(Y.stride(1)),

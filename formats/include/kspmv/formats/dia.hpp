@@ -195,11 +195,30 @@ void spmv(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, ExecSpac
 
 // Y = alpha * A * X + beta * Y for k columns (kspmv/core/block_util.hpp):
 // a thread a row, each diagonal's entry read once for up to kBlockColumns
-// columns.
+// columns (on CUDA the tuned kernel: streamed loads of the diagonals, X
+// and Y at their strides).
 template <class Scalar, class ExecSpace, class XView, class YView>
 void spmv_block(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, ExecSpace>& A, const XView& X,
                 Scalar beta, const YView& Y) {
   if (detail::block_prologue(space, A.nrows, alpha, beta, Y)) return;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (A.kernel == KernelPath::Auto) {
+      detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
+        const cuda_tuned::ColumnBlock<Scalar> b{X.data() + j0 * static_cast<long>(X.stride(1)),
+                                                static_cast<long>(X.stride(0)),
+                                                static_cast<long>(X.stride(1)),
+                                                Y.data() + j0 * static_cast<long>(Y.stride(1)),
+                                                static_cast<long>(Y.stride(0)),
+                                                static_cast<long>(Y.stride(1)),
+                                                cols};
+        cuda_tuned::dia_spmv_block(space.cuda_stream(), A.nrows, A.ncols, A.ndiag, A.pitch, A.offsets.data(),
+                                   A.data.data(), alpha, b, beta);
+      });
+      return;
+    }
+  }
+#endif
   const int nrows = A.nrows, ncols = A.ncols, ndiag = A.ndiag, pitch = A.pitch;
   const auto offsets = A.offsets;
   const auto data = A.data;

@@ -141,6 +141,18 @@ __device__ __forceinline__ Scalar padded_row_dot(int width, long pitch, const in
   return padded_slots_dot<ValuesAhead, Step>(width, pitch, cp, vp, -1, [x](int c) { return ldg(x + c); });
 }
 
+// Several columns (the fused kernels): X(c, j) = x[c * x_row + j * x_col]
+// and Y(r, j) = y[r * y_row + j * y_col], cols of them (at most
+// kBlockColumns, kspmv/core/block_util.hpp).
+template <class Scalar>
+struct ColumnBlock {
+  const Scalar* x;
+  long x_row, x_col;
+  Scalar* y;
+  long y_row, y_col;
+  int cols;
+};
+
 // y(i) = alpha * sum + beta * y(i); beta == 0 never reads y.
 template <class Scalar>
 __device__ __forceinline__ void store_y(Scalar* y, long i, Scalar alpha, Scalar sum, Scalar beta) {

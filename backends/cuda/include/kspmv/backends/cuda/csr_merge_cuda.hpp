@@ -79,6 +79,20 @@ __device__ __forceinline__ void merge_thread_start(const int* row_end, int d0, i
   k0 = d0 - lo;
 }
 
+// Row i ends on a walk: its sum is finished where the walk began the row,
+// else it is the walk's first sum (the row began before, added after the
+// carries' scan).
+template <class Scalar, class Finish>
+__device__ __forceinline__ void end_row(int& i, Scalar& sum, Scalar& first, bool& ended, const Finish& finish) {
+  if (ended)
+    finish(i, sum);
+  else
+    first = sum;
+  ended = true;
+  sum = 0;
+  ++i;
+}
+
 // Steps 2 and 3 for one column of products staged in prod: the thread
 // walks its IPT items from (i0, k0), calls finish(row, sum) for the rows
 // it closes (the unit's rows, 0-based), and returns its scanned carry: the
@@ -98,13 +112,7 @@ __device__ __forceinline__ Scalar merge_reduce_unit(const Scalar* prod, const in
   for (int q = 0; q < IPT; ++q) {
     if (d0 + q < items) {
       if (next_end <= k) {  // the sentinel never ends
-        if (ended)
-          finish(i, sum);
-        else
-          first = sum;
-        ended = true;
-        sum = 0;
-        ++i;
+        end_row(i, sum, first, ended, finish);
         next_end = row_end[i];
       } else {
         sum += prod[k];
@@ -213,17 +221,6 @@ __global__ void __launch_bounds__(kMergeBlockThreads)
   }
 }
 
-// Several columns: X(c, j) = x[c * x_row + j * x_col] and Y likewise, at
-// most kBlockColumns of them (cols).
-template <class Scalar>
-struct MergeColumns {
-  const Scalar* x;
-  long x_row, x_col;
-  Scalar* y;
-  long y_row, y_col;
-  int cols;
-};
-
 // Bytes of dynamic shared memory a unit takes in the kernel for several
 // columns: its columns, values and row ends (and a sentinel), and the
 // groups' scanned carries.
@@ -248,7 +245,7 @@ inline std::size_t merge_block_shared_bytes(int unit_items) {
 // Column j's partial sums go to head and tail at j * units.
 template <class Scalar, int IPT>
 __global__ void __launch_bounds__(kMergeBlockThreads)
-    csr_merge_block_kernel(MergeUnits<Scalar> a, Scalar alpha, MergeColumns<Scalar> b, Scalar beta) {
+    csr_merge_block_kernel(MergeUnits<Scalar> a, Scalar alpha, ColumnBlock<Scalar> b, Scalar beta) {
   constexpr int BLOCK = kMergeBlockThreads;
   constexpr int G = kBlockColumns;    // lanes a group
   constexpr int GROUPS = BLOCK / G;   // groups a block
@@ -325,15 +322,7 @@ __global__ void __launch_bounds__(kMergeBlockThreads)
   Scalar sum = 0, first = 0;
   bool ended = false;
   auto close_rows_to = [&](int e) {
-    while (i < i1 && row_end[i] <= e) {
-      if (ended)
-        finish(i, sum);
-      else
-        first = sum;
-      ended = true;
-      sum = 0;
-      ++i;
-    }
+    while (i < i1 && row_end[i] <= e) end_row(i, sum, first, ended, finish);
   };
 #pragma unroll
   for (int q = 0; q < IPG; ++q) {
@@ -404,7 +393,7 @@ void csr_merge_spmv(cudaStream_t stream, const MergeUnits<Scalar>& m, int nspan,
 // and tail hold kBlockColumns * units partial sums.
 template <class Scalar>
 void csr_merge_spmv_block(cudaStream_t stream, const MergeUnits<Scalar>& m, int nspan, const int* span_row,
-                          const int* span_first, const int* span_last, Scalar alpha, const MergeColumns<Scalar>& b,
+                          const int* span_first, const int* span_last, Scalar alpha, const ColumnBlock<Scalar>& b,
                           Scalar beta) {
   if (m.units == 0 || b.cols <= 0) return;
   if (b.cols > kBlockColumns || m.unit_items % kMergeBlockThreads != 0 ||
