@@ -350,13 +350,7 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const CsrMergeDevice<Scala
                                              A.csr.col_idx.data(), A.csr.values.data(), A.head.data(),
                                              A.tail.data()};
       detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
-        const cuda_tuned::ColumnBlock<Scalar> b{X.data() + j0 * static_cast<long>(X.stride(1)),
-                                                 static_cast<long>(X.stride(0)),
-                                                 static_cast<long>(X.stride(1)),
-                                                 Y.data() + j0 * static_cast<long>(Y.stride(1)),
-                                                 static_cast<long>(Y.stride(0)),
-                                                 static_cast<long>(Y.stride(1)),
-                                                 cols};
+        const auto b = cuda_tuned::column_block<Scalar>(X, Y, j0, cols);
         cuda_tuned::csr_merge_spmv_block(space.cuda_stream(), m, A.nspan, A.span_row.data(), A.span_first.data(),
                                          A.span_last.data(), alpha, b, beta);
       });

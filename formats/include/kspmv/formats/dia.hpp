@@ -205,13 +205,7 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const DiaDevice<Scalar, Ex
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (A.kernel == KernelPath::Auto) {
       detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
-        const cuda_tuned::ColumnBlock<Scalar> b{X.data() + j0 * static_cast<long>(X.stride(1)),
-                                                static_cast<long>(X.stride(0)),
-                                                static_cast<long>(X.stride(1)),
-                                                Y.data() + j0 * static_cast<long>(Y.stride(1)),
-                                                static_cast<long>(Y.stride(0)),
-                                                static_cast<long>(Y.stride(1)),
-                                                cols};
+        const auto b = cuda_tuned::column_block<Scalar>(X, Y, j0, cols);
         cuda_tuned::dia_spmv_block(space.cuda_stream(), A.nrows, A.ncols, A.ndiag, A.pitch, A.offsets.data(),
                                    A.data.data(), alpha, b, beta);
       });

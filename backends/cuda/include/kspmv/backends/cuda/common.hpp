@@ -153,6 +153,15 @@ struct ColumnBlock {
   int cols;
 };
 
+// Columns j0 .. j0 + cols - 1 of rank-2 views X and Y (any layout).
+template <class Scalar, class XView, class YView>
+ColumnBlock<Scalar> column_block(const XView& X, const YView& Y, int j0, int cols) {
+  return {X.data() + j0 * static_cast<long>(X.stride(1)), static_cast<long>(X.stride(0)),
+          static_cast<long>(X.stride(1)),                 Y.data() + j0 * static_cast<long>(Y.stride(1)),
+          static_cast<long>(Y.stride(0)),                 static_cast<long>(Y.stride(1)),
+          cols};
+}
+
 // y(i) = alpha * sum + beta * y(i); beta == 0 never reads y.
 template <class Scalar>
 __device__ __forceinline__ void store_y(Scalar* y, long i, Scalar alpha, Scalar sum, Scalar beta) {
