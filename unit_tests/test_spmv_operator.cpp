@@ -274,6 +274,33 @@ TEST(SpmvOperator, TransposeOfMergedInputSumsDuplicatesOnRefresh) {
   EXPECT_TRUE(check_spmv(bt, 1.0, x, 0.0, y0, y).ok);
 }
 
+// What a kernel that gathers whole rows of X gets: a row-major X itself,
+// a column-major one copied row-major into the kept block, which grows
+// to fit and is reused when it is large enough.
+TEST(SpmvOperator, AdjacentRowsCopiesOnlyWhereRowsAreNotAdjacent) {
+  using Mem = Matrix<double>::memory_space;
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
+  const int n = 37, k = 5;
+  const auto cols = random_columns<double>(n, k, 61);
+  Rows rows;
+  const auto right = to_device<double, Kokkos::LayoutRight>(cols, n);
+  const auto same = detail::adjacent_rows(Kokkos::DefaultExecutionSpace(), ConstBlockView<double, Mem>(right), rows);
+  EXPECT_EQ(same.data(), right.data());
+  EXPECT_EQ(rows.span(), 0u);
+  const auto left = to_device<double, Kokkos::LayoutLeft>(cols, n);
+  const auto copied = detail::adjacent_rows(Kokkos::DefaultExecutionSpace(), ConstBlockView<double, Mem>(left), rows);
+  ASSERT_EQ(copied.data(), rows.data());
+  EXPECT_EQ(copied.stride(1), 1u);
+  EXPECT_EQ(copied.stride(0), static_cast<std::size_t>(k));
+  for (int j = 0; j < k; ++j) EXPECT_TRUE(kspmv_test::same_bits(column_of(copied, j), cols[j])) << j;
+  // Fewer columns: the same block, no new allocation.
+  const double* kept = rows.data();
+  const auto narrow = Kokkos::subview(left, Kokkos::ALL, std::make_pair(0, 2));
+  const auto again = detail::adjacent_rows(Kokkos::DefaultExecutionSpace(), ConstBlockView<double, Mem>(narrow), rows);
+  EXPECT_EQ(rows.data(), kept);
+  for (int j = 0; j < 2; ++j) EXPECT_TRUE(kspmv_test::same_bits(column_of(again, j), cols[j])) << j;
+}
+
 TEST(SpmvOperator, BadCallsAreTypedErrorsThatChangeNothing) {
   using M = Matrix<double>;
   const auto a = generate<double>("uniform:50:2:6:seed=3");

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "kspmv/core/device_util.hpp"
 
@@ -86,6 +87,23 @@ void copy_block_to_rows(const ExecSpace& space, const Dst& dst, const Src& src) 
         const std::int64_t i = t / cols, j = t - i * cols;
         dst(i, j) = src(i, j);
       });
+}
+
+// X for a fused kernel that gathers whole rows of X: X itself where a
+// row's entries are adjacent (stride(1) == 1), else X copied row-major
+// into `rows`, which grows to fit and is kept for the next call.
+template <class ExecSpace, class Scalar, class MemorySpace>
+ConstBlockView<Scalar, MemorySpace> adjacent_rows(const ExecSpace& space, const ConstBlockView<Scalar, MemorySpace>& x,
+                                                  Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>& rows) {
+  if (x.stride(1) == 1) return x;
+  const std::int64_t n = x.extent(0), k = x.extent(1);
+  if (static_cast<std::int64_t>(rows.span()) < n * k)
+    rows = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kspmv::x_rows")), n, k);
+  const Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> r(
+      rows.data(), n, k);
+  copy_block_to_rows(space, r, x);
+  return r;
 }
 
 // Calls pass(j0, cols) for each group of at most kBlockColumns columns.

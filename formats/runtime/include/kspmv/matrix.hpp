@@ -596,15 +596,9 @@ class Matrix {
       if (k == 1) return m.apply(space, Scalar(1), x, Scalar(0), y);
       // As kspmv::spmv does it: a kernel that gathers rows of X gets X
       // copied row-major first, the copy timed with it.
-      ConstBlockView<Scalar, memory_space> xf(X);
-      if (m.fused_block_wants_rows()) {
-        if (X_rows.extent(0) == 0)
-          X_rows = decltype(X_rows)(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                                       std::string("kspmv::auto::X_rows")),
-                                    a.ncols, k);
-        detail::copy_block_to_rows(space, X_rows, X);
-        xf = X_rows;
-      }
+      const ConstBlockView<Scalar, memory_space> xf =
+          m.fused_block_wants_rows() ? detail::adjacent_rows(space, ConstBlockView<Scalar, memory_space>(X), X_rows)
+                                     : ConstBlockView<Scalar, memory_space>(X);
       if (m.apply_fused(space, Scalar(1), xf, Scalar(0), BlockView<Scalar, memory_space>(Y))) return;
       for (int j = 0; j < k; ++j)
         m.apply(space, Scalar(1), Kokkos::subview(X, Kokkos::ALL(), j), Scalar(0), Kokkos::subview(Y, Kokkos::ALL(), j));

@@ -67,15 +67,11 @@ class SpmvHandle {
   // A block of at least rows x cols, LayoutLeft (its columns contiguous).
   block_type x_block(std::int64_t rows, std::int64_t cols) { return grow(x_, rows, cols, "kspmv::spmv::x_block"); }
   block_type y_block(std::int64_t rows, std::int64_t cols) { return grow(y_, rows, cols, "kspmv::spmv::y_block"); }
-  // A row-major block of exactly rows x cols (X for fused kernels that
-  // gather whole rows of X: Matrix::fused_block_wants_rows).
+  // The row-major block X is copied into for fused kernels that gather
+  // whole rows of X (Matrix::fused_block_wants_rows; detail::adjacent_rows
+  // grows it).
   using row_block_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, memory_space>;
-  row_block_type x_rows(std::int64_t rows, std::int64_t cols) {
-    if (static_cast<std::int64_t>(x_rows_.span()) < rows * cols)
-      x_rows_ = row_block_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kspmv::spmv::x_rows")),
-                               rows, cols);
-    return row_block_type(x_rows_.data(), rows, cols);
-  }
+  row_block_type& x_rows() { return x_rows_; }
 
   // y = alpha * m * x + beta * y with this handle's scratch.
   void apply(const ExecSpace& space, const Matrix<Scalar, ExecSpace>& m, Scalar alpha,
@@ -217,12 +213,8 @@ void spmv_columns(const ExecSpace& space, SpmvHandle<Scalar, ExecSpace>& handle,
   // column-major X is copied row-major first (k scalars a row of X read
   // and written once, against an X row gathered for every entry).
   if (k > 1) {
-    Kokkos::View<const Scalar**, Kokkos::LayoutStride, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> xf = x;
-    if (x.stride(1) != 1 && op.fused_block_wants_rows()) {
-      auto rows = handle.x_rows(x.extent(0), k);
-      copy_block_to_rows(space, rows, x);
-      xf = rows;
-    }
+    const ConstBlockView<Scalar, M> xc = x;
+    const ConstBlockView<Scalar, M> xf = op.fused_block_wants_rows() ? adjacent_rows(space, xc, handle.x_rows()) : xc;
     const bool fused = handle_scratch ? handle.apply_fused(space, op, alpha, xf, beta, y)
                                       : op.apply_fused(space, alpha, xf, beta, y);
     if (fused) return;
