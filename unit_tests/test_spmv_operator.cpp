@@ -244,6 +244,26 @@ TEST_P(SpmvOperatorTest, SymmetricPatternTransposeSharesALayout) {
     EXPECT_TRUE((mode_matches_reference<double, Kokkos::LayoutLeft>(lopsided, transpose(lopsided), m, "T", 1, 1.0, 0.0)));
     EXPECT_FALSE(m.transpose_shares_pattern());
   }
+  // Symmetric in its first 2^17 entries (more than the look before A^T's
+  // arrays are allocated reads) and one entry short near its end: the
+  // shared-pattern copy is begun and dropped, A^T built from its CSR, and
+  // a refresh reaches it.
+  auto big = generate<double>("lap3d:30");
+  ASSERT_GT(big.nnz(), offset_t(1) << 17);
+  const ordinal_t last = big.nrows - 5;
+  std::vector<std::tuple<int, int, double>> tb;
+  for (ordinal_t i = 0; i < big.nrows; ++i)
+    for (offset_t k = big.row_ptr[i]; k < big.row_ptr[i + 1]; ++k)
+      if (!(i == last && big.col_idx[k] == last + 1)) tb.emplace_back(i, big.col_idx[k], rng.uniform() - 0.5);
+  const auto late = kspmv_test::from_triplets<double>(big.nrows, big.ncols, tb);
+  if (holds(late)) {
+    auto m = M::convert(late, format(), options());
+    EXPECT_TRUE((mode_matches_reference<double, Kokkos::LayoutLeft>(late, transpose(late), m, "T", 1, 1.0, 0.0)));
+    EXPECT_FALSE(m.transpose_shares_pattern());
+    const auto b = with_new_values(late);
+    m.update_values(detail::upload<double, mem>(b.values, "b"));
+    EXPECT_TRUE((mode_matches_reference<double, Kokkos::LayoutLeft>(b, transpose(b), m, "T", 2, 1.0, 0.5)));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, SpmvOperatorTest, ::testing::ValuesIn(kspmv_test::format_cases()),

@@ -18,7 +18,7 @@
 // device, columns of A^T ascending.
 //
 // Where A is structurally symmetric (FEM meshes, stencils), A^T has A's
-// pattern and none of that is needed: mirror_entries() names each entry's
+// pattern and none of that is needed: for_each_partner() finds each entry's
 // partner, and A^T is A's format with values of its own (matrix.hpp).
 #pragma once
 
@@ -265,19 +265,23 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
 
 // A structurally symmetric A (square, entry (j, i) present for every
 // entry (i, j)) has A^T's pattern, so A^T is A's layout holding other
-// values: at entry k = (i, j) A^T holds A's entry (j, i). mirror(k) names
-// that entry, found by a binary search of row j's columns (sorted in a
-// canonical CSR): a few dependent loads an entry, no sort, no atomics but
-// a flag. MirrorSearch is that search; mirror_entries runs it a vector
-// lane an entry, a row to a vector (so no lane searches for its row),
-// or, where some row is longer than kMirrorRowMax (power-law hubs), a
-// thread an entry that first finds its row by a search of the offsets.
+// values: at entry k = (i, j) A^T holds A's entry (j, i), k's partner,
+// found by a binary search of row j's columns (sorted in a canonical
+// CSR): a few dependent loads an entry, no sort, no atomics but a flag.
+// PartnerSearch is that search; for_each_partner runs it a vector lane an
+// entry, a row to a vector (so no lane searches for its row), or, where
+// some row is longer than kMirrorRowMax (power-law hubs), a thread an
+// entry that first finds its row by a search of the offsets. It hands
+// each (entry, partner) to the caller's functor as it finds it, so that
+// what A^T needs of the pair (its value, its slot: matrix.hpp) is done in
+// the same pass, and no array of partners is written or read again.
 namespace detail {
-template <class RowPtr, class ColIdx, class Mirror>
-struct MirrorSearch {
+template <class RowPtr, class ColIdx, class Visit, class Flag>
+struct PartnerSearch {
   RowPtr row_ptr;
   ColIdx col_idx;
-  Mirror mirror, missing;
+  Visit visit;
+  Flag missing;
   // Whether a missing partner was found already: then the rest is not
   // needed (a graph's pattern fails in its first warps, and every later
   // entry costs one read of a word in L2). A volatile read: a plain one
@@ -298,33 +302,41 @@ struct MirrorSearch {
         hi = mid;
     }
     if (lo < end && col_idx(lo) == i) {
-      mirror(k) = static_cast<int>(lo);
+      visit(static_cast<int>(k), static_cast<int>(lo));
     } else {
       Kokkos::atomic_exchange(&missing(0), 1);
     }
   }
 };
+
+// A visit that only looks (partners_found's probe).
+struct IgnorePartner {
+  KOKKOS_INLINE_FUNCTION void operator()(int, int) const {}
+};
 }  // namespace detail
 
-// Rows longer than this send mirror_entries to a thread an entry.
+// Rows longer than this send for_each_partner to a thread an entry.
 inline constexpr std::int64_t kMirrorRowMax = 1024;
 
-// mirror(k) for every entry of a canonical A, in a temporary of `temps`;
-// none where some partner is missing (A^T then needs transpose_csr()).
-template <class Scalar, class ExecSpace>
-std::optional<Kokkos::View<int*, typename ExecSpace::memory_space>> mirror_entries(
-    const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, detail::ScratchSet<ExecSpace>& temps) {
+// visit(k, partner(k)) for every entry k of a canonical A, asynchronously
+// within the call, which returns whether every entry has a partner (A's
+// pattern is symmetric). Where one is missing the search stops early: some
+// entries were visited, others not, and what the visits wrote is to be
+// discarded. `entries` >= 0: only A's first `entries` entries (a probe).
+template <class Scalar, class ExecSpace, class Visit>
+bool for_each_partner(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, const Visit& visit,
+                      detail::ScratchSet<ExecSpace>& temps, std::int64_t entries = -1) {
   using M = typename ExecSpace::memory_space;
   const std::int64_t nnz = a.nnz();
   const std::int64_t nrows = a.nrows;
-  if (a.nrows != a.ncols || nnz > std::int64_t(std::numeric_limits<int>::max())) return std::nullopt;
+  if (a.nrows != a.ncols || nnz > std::int64_t(std::numeric_limits<int>::max())) return false;
+  const bool probe = entries >= 0 && entries < nnz;
   const auto row_ptr = a.row_ptr;
-  const auto mirror = temps.template take<int>("kspmv::transpose::mirror", nnz);
   const auto missing = temps.template take<int>("kspmv::transpose::missing", 1);
   Kokkos::deep_copy(space, missing, 0);
-  using Search = detail::MirrorSearch<decltype(a.row_ptr), decltype(a.col_idx), Kokkos::View<int*, M>>;
-  const Search search{a.row_ptr, a.col_idx, mirror, missing};
-  if (nrows > 0 && longest_row(space, row_ptr) <= kMirrorRowMax) {
+  using Search = detail::PartnerSearch<decltype(a.row_ptr), decltype(a.col_idx), Visit, Kokkos::View<int*, M>>;
+  const Search search{a.row_ptr, a.col_idx, visit, missing};
+  if (!probe && nrows > 0 && longest_row(space, row_ptr) <= kMirrorRowMax) {
     // A vector of lanes a row, as wide as the mean row where the space
     // has lanes (a power of two up to 32), 128 lanes a team.
     using team_policy = Kokkos::TeamPolicy<ExecSpace>;
@@ -335,7 +347,7 @@ std::optional<Kokkos::View<int*, typename ExecSpace::memory_space>> mirror_entri
     const int rows_a_team = on_host ? 1 : 128 / vector;
     const std::int64_t teams = (nrows + rows_a_team - 1) / rows_a_team;
     Kokkos::parallel_for(
-        "kspmv::transpose::mirror_rows", team_policy(space, static_cast<int>(teams), rows_a_team, vector),
+        "kspmv::transpose::partner_rows", team_policy(space, static_cast<int>(teams), rows_a_team, vector),
         KOKKOS_LAMBDA(const typename team_policy::member_type& t) {
           const std::int64_t i = std::int64_t(t.league_rank()) * t.team_size() + t.team_rank();
           if (i >= nrows) return;
@@ -344,16 +356,24 @@ std::optional<Kokkos::View<int*, typename ExecSpace::memory_space>> mirror_entri
         });
   } else {
     Kokkos::parallel_for(
-        "kspmv::transpose::mirror_entries", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz),
-        KOKKOS_LAMBDA(const std::int64_t k) {
+        probe ? "kspmv::transpose::partner_probe" : "kspmv::transpose::partner_entries",
+        Kokkos::RangePolicy<ExecSpace>(space, 0, probe ? entries : nnz), KOKKOS_LAMBDA(const std::int64_t k) {
           if (!search.settled()) search(detail::row_of_entry(row_ptr, nrows, k), k);
         });
   }
   space.fence();
   int missed = 0;
   Kokkos::deep_copy(missed, Kokkos::subview(missing, 0));
-  if (missed) return std::nullopt;
-  return mirror;
+  return missed == 0;
+}
+
+// Whether A's first `entries` entries all have partners: a look before
+// A^T's arrays are allocated for a shared pattern, where a graph's
+// pattern fails in its first rows.
+template <class Scalar, class ExecSpace>
+bool partners_found(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, std::int64_t entries,
+                    detail::ScratchSet<ExecSpace>& temps) {
+  return for_each_partner(space, a, detail::IgnorePartner{}, temps, entries);
 }
 
 // Whether two device CSRs have the same pattern (shape, offsets, columns):

@@ -209,23 +209,17 @@ class ValueMap {
         KOKKOS_LAMBDA(const std::int64_t k) { out(k) = slots.at(slot(k)); });
   }
 
-  // Fills the value views `to` of a format with this map's slots (a copy
-  // of the one whose views are `from`) so that entry p holds what entry
-  // source(p) holds in `from`: A^T of a structurally symmetric A from A
-  // itself (source: each entry's partner), read slot to slot, no values
-  // in CSR order in between. One kernel on `space`.
-  void copy_renumbered(const ExecSpace& space, const views_type& from, const Kokkos::View<const int*, memory_space>& source,
-                       const views_type& to) const {
-    require_slots("copy_renumbered");
-    const Slots in(from, starts_), out(to, starts_);
-    const auto slot = slot_;
-    const bool identity = identity_;
-    Kokkos::parallel_for(
-        "kspmv::value_map::copy_renumbered", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_),
-        KOKKOS_LAMBDA(const std::int64_t p) {
-          const int q = source(p);
-          out.at(identity ? static_cast<int>(p) : slot(p)) = in.at(identity ? q : slot(q));
-        });
+  // This map with slot(k) = slot(k) instead and `original`'s merge lists:
+  // the refresh map of a format that shares this one's layout and takes
+  // `original`'s input values in another order (A^T).
+  ValueMap renumbered(const Kokkos::View<int*, memory_space>& slot, const ValueMap& original) const {
+    require_slots("renumbered");
+    ValueMap m = *this;
+    m.identity_ = false;
+    m.slot_ = slot;
+    m.merge_offsets_ = original.merge_offsets_;
+    m.merge_entries_ = original.merge_entries_;
+    return m;
   }
 
   // This map is of a format built from a reordering of a CSR's entries
@@ -236,21 +230,36 @@ class ValueMap {
   ValueMap reindexed(const ExecSpace& space, const Kokkos::View<const int*, memory_space>& source,
                      const ValueMap& original) const {
     require_slots("reindexed");
-    ValueMap m = *this;
-    m.identity_ = false;
-    m.slot_ = Kokkos::View<int*, memory_space>(
+    const Kokkos::View<int*, memory_space> to(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::value_map::slot"), nnz_);
-    const auto to = m.slot_;
     const auto from = slot_;
     const bool identity = identity_;
     Kokkos::parallel_for(
         "kspmv::value_map::reindex", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz_),
         KOKKOS_LAMBDA(const std::int64_t p) { to(source(p)) = identity ? static_cast<int>(p) : from(p); });
-    m.merge_offsets_ = original.merge_offsets_;
-    m.merge_entries_ = original.merge_entries_;
-    return m;
+    return renumbered(to, original);
   }
 
+  // A functor of (entry p, its partner q) for for_each_partner
+  // (transpose.hpp), made by partner_copy(): slot p of a format sharing
+  // this map's layout takes what slot q holds in `from`, and p's slot in
+  // the new map becomes q's, so that A's input value of entry q refreshes
+  // A^T's entry p (q is p's partner and p is q's: A^T(i, j) = A(j, i)).
+  // One gather an entry, written where the pair is found.
+  template <class SlotsT>
+  struct PartnerCopy {
+    SlotsT in, out;
+    Kokkos::View<const int*, memory_space> slot;  // empty: the identity
+    Kokkos::View<int*, memory_space> to_slot;
+    KOKKOS_INLINE_FUNCTION void operator()(const int p, const int q) const {
+      const bool identity = slot.extent(0) == 0;
+      const int sq = identity ? q : slot(q);
+      to_slot(p) = sq;
+      out.at(identity ? p : slot(p)) = in.at(sq);
+    }
+  };
+
+  // Slot s of the concatenated value views (public for the same reason).
   // Slot s of the concatenated value views (public for the same reason).
   struct Slots {
     values_view v0, v1, v2;
@@ -272,6 +281,18 @@ class ValueMap {
       return v2(s - s2);
     }
   };
+
+  // The PartnerCopy that fills `to` (value views of a format sharing this
+  // map's layout, zero at padding) from `from` and writes the new map's
+  // slots into to_slot (nnz ints); renumbered(to_slot, ...) is then the
+  // new format's refresh map.
+  PartnerCopy<Slots> partner_copy(const views_type& from, const views_type& to,
+                                  const Kokkos::View<int*, memory_space>& to_slot) const {
+    require_slots("partner_copy");
+    return PartnerCopy<Slots>{Slots(from, starts_), Slots(to, starts_),
+                              identity_ ? Kokkos::View<const int*, memory_space>() : Kokkos::View<const int*, memory_space>(slot_),
+                              to_slot};
+  }
 
   // A map of slots from a slot walk: slot(k) = s for every entry. The
   // refresh map of a walking format in the CSR's row order, and what a

@@ -10,6 +10,8 @@
 #include <Kokkos_Core.hpp>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -112,7 +114,7 @@ auto value_views(const F& f) {
 
 // A copy of format f sharing its pattern (every view but its values) with
 // value views of its own, zero, so padding stays zero where the fill
-// (ValueMap::copy_renumbered) writes only the entries' slots: A^T of a
+// (ValueMap::partner_copy) writes only the entries' slots: A^T of a
 // structurally symmetric A is A's layout holding other values
 // (Matrix::build_transpose).
 template <class ExecSpace, class F>
@@ -226,15 +228,15 @@ struct AnyFormat {
   virtual std::shared_ptr<const AnyFormat> with_map(ValueMap<Scalar, ExecSpace> m) const = 0;
   // Its value map with a slot for each entry (one made by walking its
   // rows where the map is by rows, in a temporary of temps): what
-  // reindexed() reads.
+  // reindexed() and partner_copy() read.
   virtual ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space, ScratchSet<ExecSpace>& temps) const = 0;
   // The same pattern (its views shared) with value views and scratch of
-  // its own, refreshed through `kept`, entry p holding this one's entry
-  // source(p) (read through `slots`, this format's slot map): A^T of a
-  // structurally symmetric A.
-  virtual std::shared_ptr<const AnyFormat> pattern_copy(const ExecSpace& space, const ValueMap<Scalar, ExecSpace>& slots,
-                                                        const Kokkos::View<const int*, memory_space>& source,
-                                                        ValueMap<Scalar, ExecSpace> kept) const = 0;
+  // its own (zero), which `fill` fills from this one's value views
+  // (fill(from, to)) and returns the copy's refresh map for: A^T of a
+  // structurally symmetric A. Null where fill returns none.
+  using PartnerFill = std::function<std::optional<ValueMap<Scalar, ExecSpace>>(
+      const typename ValueMap<Scalar, ExecSpace>::views_type& from, const typename ValueMap<Scalar, ExecSpace>::views_type& to)>;
+  virtual std::shared_ptr<const AnyFormat> pattern_copy(const ExecSpace& space, const PartnerFill& fill) const = 0;
   // Device bytes of its value views.
   virtual std::size_t value_bytes() const = 0;
   // The same format with scratch views of its own (has_scratch), for a
@@ -287,13 +289,12 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   std::shared_ptr<const base> with_map(ValueMap<Scalar, ExecSpace> m) const override {
     return std::make_shared<FormatHolder>(F(f), std::move(m));
   }
-  std::shared_ptr<const base> pattern_copy(const ExecSpace& space, const ValueMap<Scalar, ExecSpace>& slots,
-                                           const Kokkos::View<const int*, typename base::memory_space>& source,
-                                           ValueMap<Scalar, ExecSpace> kept) const override {
+  std::shared_ptr<const base> pattern_copy(const ExecSpace& space, const typename base::PartnerFill& fill) const override {
     F g = detail::pattern_copy(space, f);
     if constexpr (has_scratch<F>::value) g = kspmv::with_own_scratch(g);
-    slots.copy_renumbered(space, value_views(f), source, value_views(g));
-    return std::make_shared<FormatHolder>(std::move(g), std::move(kept));
+    auto kept = fill(value_views(f), value_views(g));
+    if (!kept) return nullptr;
+    return std::make_shared<FormatHolder>(std::move(g), std::move(*kept));
   }
   std::size_t value_bytes() const override {
     std::size_t bytes = 0;
@@ -866,25 +867,35 @@ class Matrix {
     st.times.convert = st.times.total - st.times.structure - st.times.pick;
   }
 
-  // A^T of a structurally symmetric A (mirror_entries, transpose.hpp) in
-  // A's format: A's layout shared, values of its own copied from A's slots
-  // (entry p from its partner's), and A's slot map renumbered by the
-  // partners, which update_values() then refreshes it by. No conversion,
-  // no CSR of A^T: a search a nonzero, a copy and a renumbering. False
-  // (nothing built) where A's pattern is not symmetric, A keeps no value
-  // map, computes in its internal order, or another format was asked for.
+  // A^T of a structurally symmetric A (for_each_partner, transpose.hpp)
+  // in A's format: A's layout shared, values of its own copied from A's
+  // slots (entry p from its partner's), and A's slot map renumbered by the
+  // partners, which update_values() then refreshes it by; the search, the
+  // copy and the map one pass (ValueMap::partner_copy). No conversion, no
+  // CSR of A^T. False (nothing built) where A's pattern is not symmetric,
+  // A keeps no value map, computes in its internal order, or another
+  // format was asked for.
   bool transpose_as_pattern_copy(const ExecSpace& space, const device_csr_type& d, const Kokkos::Timer& timer) const {
     TransposeState& st = *transpose_;
     if (!refreshable() || impl_->in_internal_order()) return false;
     if (st.opt.transpose_format != Format::Auto && st.opt.transpose_format != format_) return false;
+    if (d.nrows != d.ncols || d.nnz() > std::int64_t(std::numeric_limits<int>::max())) return false;
     detail::ScratchSet<ExecSpace> temps(space);
-    const auto mirror = mirror_entries(space, d, temps);
-    if (!mirror) return false;
-    st.times.structure = timer.seconds();
+    // The first entries' partners looked for before A^T's arrays are
+    // allocated: a graph's pattern fails there.
+    if (!partners_found(space, d, kPartnerProbeEntries, temps)) return false;
     const ValueMap<Scalar, ExecSpace> slots = impl_->slot_map(space, temps);
+    const Kokkos::View<int*, memory_space> slot(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::value_map::slot"), nnz_);
     // Filled from A's own slots (its values after any merge); refreshed by
     // A's input values through the renumbered map, with A's merge lists.
-    auto copy = impl_->pattern_copy(space, slots, *mirror, slots.reindexed(space, *mirror, impl_->value_map()));
+    auto copy = impl_->pattern_copy(space, [&](const auto& from, const auto& to) {
+      std::optional<ValueMap<Scalar, ExecSpace>> kept;
+      if (for_each_partner(space, d, slots.partner_copy(from, to, slot), temps))
+        kept = slots.renumbered(slot, impl_->value_map());
+      return kept;
+    });
+    if (!copy) return false;
     Matrix t;
     t.impl_ = std::move(copy);
     t.format_ = format_;
@@ -892,14 +903,18 @@ class Matrix {
     t.ncols_ = nrows_;
     t.nnz_ = nnz_;
     space.fence();
-    st.times.total = timer.seconds();
-    st.times.convert = st.times.total - st.times.structure;
-    t.conversion_seconds_ = st.times.convert;
+    st.times.structure = timer.seconds();  // the search and the copy are one pass
+    st.times.total = st.times.structure;
+    st.times.convert = 0;
+    t.conversion_seconds_ = st.times.total;
     st.matrix = std::make_shared<const Matrix>(std::move(t));
     st.shares_pattern = true;
     st.pattern = {};
     return true;
   }
+  // How many of A's first entries transpose_as_pattern_copy looks at
+  // before it allocates.
+  static constexpr std::int64_t kPartnerProbeEntries = 1 << 16;
 
   // The pattern phase builds the format from the tagged pattern, the value
   // phase scatters a's values through the map read off it
@@ -1083,11 +1098,11 @@ class Matrix {
     std::lock_guard<std::mutex> guard(transpose_->lock);
     return transpose_->matrix && transpose_->shares_pattern;
   }
-  // Where A^T's build went, in seconds: its CSR on the device, or where
-  // A's pattern is symmetric the search for each entry's partner
-  // (structure), the model's choice of its format (pick; Format::Auto
-  // only), its conversion and value map, or the copy of A's layout and its
-  // first fill (convert). Zero until it is built.
+  // Where A^T's build went, in seconds: its CSR on the device (structure),
+  // the model's choice of its format (pick; Format::Auto only), its
+  // conversion and value map (convert); where A's pattern is symmetric,
+  // the search for each entry's partner, the copy of A's layout and its
+  // first fill, one pass (structure; convert zero). Zero until it is built.
   struct TransposeTimes {
     double structure = 0, pick = 0, convert = 0, total = 0;
   };
