@@ -433,18 +433,19 @@ TEST_P(SpmvOperatorTest, FusedColumnsMatchColumnByColumn) {
   auto a = generate<double>("powerlaw:2000:7");
   if (!holds(a)) a = generate<double>("lap2d:45");
   const auto m = M::convert(a, format(), options());
-  // ell, ellr and dia always fuse; coo, hyb and the partitioned formats
-  // never; csr-merge on its tuned CUDA kernel only; the csr family and
-  // pellr where their block_pays says so.
+  // ell, ellr, dia and csr-adaptive always fuse; coo, hyb and the
+  // partitioned formats never; csr-merge on its tuned CUDA kernel only;
+  // the csr family and pellr where their block_pays says so.
   bool always = false, never = false;
-  for (Format f : {Format::Ell, Format::Ellr, Format::Dia}) always |= m.format() == f;
-  for (Format f : {Format::Coo, Format::Hyb, Format::Pkt, Format::Jad, Format::EvcHyb, Format::Ehyb, Format::KkCrs,
-                   Format::CsrAdaptive})
+  for (Format f : {Format::Ell, Format::Ellr, Format::Dia, Format::CsrAdaptive}) always |= m.format() == f;
+  for (Format f : {Format::Coo, Format::Hyb, Format::Pkt, Format::Jad, Format::EvcHyb, Format::Ehyb, Format::KkCrs})
     never |= m.format() == f;
   if (m.format() == Format::CsrMerge) {
     const bool tuned = detail::on_cuda<M::execution_space>() && GetParam().kernel == KernelPath::Auto;
     (tuned ? always : never) = true;
     EXPECT_EQ(m.fused_block_wants_rows(), tuned);
+  } else if (m.format() == Format::CsrAdaptive) {
+    EXPECT_EQ(m.fused_block_wants_rows(), detail::on_cuda<M::execution_space>());
   } else {
     EXPECT_FALSE(m.fused_block_wants_rows()) << m.name();
   }

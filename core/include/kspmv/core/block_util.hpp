@@ -50,6 +50,23 @@ bool block_prologue(const ExecSpace& space, std::int64_t nrows, Scalar alpha, Sc
   return false;
 }
 
+// A row's sums for up to kBlockColumns columns as one value, for kernels
+// that reduce a row across lanes with Kokkos' nested parallel_reduce
+// (joined by +=; Kokkos 3's joins take volatile operands).
+template <class Scalar>
+struct ColumnSums {
+  Scalar v[kBlockColumns] = {};
+  KOKKOS_INLINE_FUNCTION ColumnSums& operator+=(const ColumnSums& o) {
+    for (int j = 0; j < kBlockColumns; ++j) v[j] += o.v[j];
+    return *this;
+  }
+#if KOKKOS_VERSION < 40000
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile ColumnSums& o) volatile {
+    for (int j = 0; j < kBlockColumns; ++j) v[j] += o.v[j];
+  }
+#endif
+};
+
 // Y(row, j0 + j) for j < cols from the row's sums.
 template <class YView, class Scalar>
 KOKKOS_INLINE_FUNCTION void combine_y_block(const YView& y, const std::int64_t row, const int j0, const int cols,
@@ -115,3 +132,12 @@ void for_column_groups(std::int64_t k, const Pass& pass) {
 
 }  // namespace detail
 }  // namespace kspmv
+
+// The identity of ColumnSums for Kokkos' sum reducer, which nested
+// reductions of a value use.
+namespace Kokkos {
+template <class Scalar>
+struct reduction_identity<kspmv::detail::ColumnSums<Scalar>> {
+  KOKKOS_FORCEINLINE_FUNCTION static kspmv::detail::ColumnSums<Scalar> sum() { return {}; }
+};
+}  // namespace Kokkos

@@ -70,8 +70,9 @@ Kokkos::View<int*, MemSpace> upload_ranges(const std::vector<TprRange>& r, const
 
 // Rows [begin, end) of `order` (sorted positions) with `tpr` lanes per row
 // on a portable TeamPolicy: rows of a range <= 32 lanes share a team, a
-// wider row gets a whole team of tpr lanes.
-template <class ExecSpace, class Scalar, class RowOf, class Body>
+// wider row gets a whole team of tpr lanes. Sum: what a row's lanes add
+// up (a scalar; ColumnSums for several columns).
+template <class ExecSpace, class Sum, class RowOf, class Body>
 void adaptive_range_portable(const ExecSpace& space, const char* label, int begin, int end, int tpr,
                              const RowOf& row_of, const Body& body) {
   using policy = Kokkos::TeamPolicy<ExecSpace>;
@@ -90,9 +91,9 @@ void adaptive_range_portable(const ExecSpace& space, const char* label, int begi
             if (i >= end) return;
             int kb, ke;
             row_of(i, kb, ke);
-            Scalar sum = 0;
+            Sum sum{};
             Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(t, kb, ke), [&](const int k, Scalar& s) { body(k, s); }, sum);
+                Kokkos::ThreadVectorRange(t, kb, ke), [&](const int k, Sum& s) { body(k, s); }, sum);
             Kokkos::single(Kokkos::PerThread(t), [&]() { row_of.store(i, sum); });
           });
         });
@@ -102,9 +103,9 @@ void adaptive_range_portable(const ExecSpace& space, const char* label, int begi
           const int i = begin + t.league_rank();
           int kb, ke;
           row_of(i, kb, ke);
-          Scalar sum = 0;
+          Sum sum{};
           Kokkos::parallel_reduce(
-              Kokkos::TeamVectorRange(t, kb, ke), [&](const int k, Scalar& s) { body(k, s); }, sum);
+              Kokkos::TeamVectorRange(t, kb, ke), [&](const int k, Sum& s) { body(k, s); }, sum);
           Kokkos::single(Kokkos::PerTeam(t), [&]() { row_of.store(i, sum); });
         });
   }
@@ -194,6 +195,61 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, 
   for (const auto& r : A.host_ranges)
     detail::adaptive_range_portable<ExecSpace, Scalar>(space, "kspmv::csr_adaptive", r.begin, r.end, r.tpr, row_of,
                                                        body);
+}
+
+namespace detail {
+// Sorted position -> the row's entries, and its sums into Y's columns
+// j0 .. j0 + cols - 1 (spmv_block).
+template <class Scalar, class MemSpace, class YView>
+struct CsrAdaptiveBlockRowOf {
+  Kokkos::View<int*, MemSpace> sorted_rows, row_ptr;
+  YView y;
+  Scalar alpha, beta;
+  int j0, cols;
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int& kb, int& ke) const {
+    const int r = sorted_rows(i);
+    kb = row_ptr(r);
+    ke = row_ptr(r + 1);
+  }
+  KOKKOS_INLINE_FUNCTION void store(int i, const ColumnSums<Scalar>& sum) const {
+    combine_y_block(y, sorted_rows(i), j0, cols, alpha, sum.v, beta);
+  }
+};
+}  // namespace detail
+
+// Each lane loads X(c, 0..7) for its entry: on CUDA kspmv::spmv stages a
+// column-major X row-major first (one or two sectors an entry, where
+// column-major X costs 8; a scrambled FEM P2 mesh was slower fused than
+// column by column that way).
+template <class Scalar, class ExecSpace>
+constexpr bool block_gathers_rows(const CsrAdaptiveDevice<Scalar, ExecSpace>&) {
+  return detail::on_cuda<ExecSpace>();
+}
+
+// Y = alpha * A * X + beta * Y for k columns (kspmv/core/block_util.hpp):
+// the one-vector portable kernel's ranges, lanes per row and teams, each
+// lane's entries read once for up to kBlockColumns columns, the row's
+// lanes then reduced for all of them together. X and Y may have any
+// strides. Every space, CUDA included, runs this portable kernel.
+template <class Scalar, class ExecSpace, class XView, class YView>
+void spmv_block(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, ExecSpace>& A, const XView& X,
+                Scalar beta, const YView& Y) {
+  if (detail::block_prologue(space, A.nrows, alpha, beta, Y)) return;
+  const auto col = A.csr.col_idx;
+  const auto val = A.csr.values;
+  detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
+    const detail::CsrAdaptiveBlockRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{
+        A.sorted_rows, A.csr.row_ptr, Y, alpha, beta, j0, cols};
+    const auto body = KOKKOS_LAMBDA(const int k, detail::ColumnSums<Scalar>& s) {
+      const Scalar v = val(k);
+      const int c = col(k);
+      for (int j = 0; j < kBlockColumns; ++j)
+        if (j < cols) s.v[j] += v * X(c, j0 + j);
+    };
+    for (const auto& r : A.host_ranges)
+      detail::adaptive_range_portable<ExecSpace, detail::ColumnSums<Scalar>>(
+          space, "kspmv::csr_adaptive::block", r.begin, r.end, r.tpr, row_of, body);
+  });
 }
 
 namespace detail {
