@@ -551,9 +551,9 @@ class Matrix {
   // The model ranks formats by one SpMV; several columns change the
   // ranking (a fused kernel reads the matrix once for all of them), which
   // it does not model. So for products of k > 1 columns the format whose
-  // fused kernel serves any pattern, csr-merge, is timed second, after the
-  // model's first choice, whatever its rank (measured_pick never leaves it
-  // untimed); the trials decide.
+  // fused kernel serves any pattern, csr-merge, is second on the shortlist,
+  // after the model's first choice, whatever its rank; measured_pick's
+  // trial rule (columns_in_spmvs) and the trials decide.
   static std::vector<FormatEstimate> shortlist_for_columns(std::vector<FormatEstimate> ranked, int k) {
     if (k <= 1 || ranked.size() < 2) return ranked;
     const auto merge = std::find_if(ranked.begin() + 1, ranked.end(), [](const FormatEstimate& e) {
@@ -569,7 +569,8 @@ class Matrix {
   // timing it is expected to save more over expected_applies SpMVs than
   // its conversion and trial cost (expected_trial_saving: the model's
   // estimates and set-up scaled by what the first candidate measured
-  // against them); the note says which were left and why.
+  // against them; for k columns each product columns_in_spmvs() of its
+  // SpMVs); the note says which were left and why.
   template <class In>
   static Matrix measured_pick(const In& a, const ConvertOptions& opt, const canonical_type* merged,
                               const std::vector<FormatEstimate>& ranked) {
@@ -612,12 +613,11 @@ class Matrix {
     Kokkos::Timer timer;
     for (const auto& e : ranked) {
       if (tried >= opt.auto_candidates || !e.feasible) break;
-      const bool always_timed = k > 1 && e.format == Format::CsrMerge;  // shortlist_for_columns
-      if (!best.empty() && !always_timed) {
+      if (!best.empty()) {
         // Nothing to save where its set-up alone passes the best loop.
         const double setup = e.setup_seconds * setup_scale;
-        const double saving =
-            setup > best_loop ? 0.0 : expected_trial_saving(opt.expected_applies, best_spmv, e.seconds * spmv_scale);
+        const double product = e.seconds * columns_in_spmvs(has_fused_kernel(e.format), k) * spmv_scale;
+        const double saving = setup > best_loop ? 0.0 : expected_trial_saving(opt.expected_applies, best_spmv, product);
         const double cost = setup + trial_cost;
         if (saving < cost) {
           char line[128];
@@ -660,7 +660,8 @@ class Matrix {
       trial.reset();
       const double loop = m.conversion_seconds() + refresh + opt.expected_applies * spmv;
       if (best.empty()) {
-        spmv_scale = e.seconds > 0 ? spmv / e.seconds : 1;
+        const double modelled = e.seconds * columns_in_spmvs(m.has_fused_block_kernel(), k);
+        spmv_scale = modelled > 0 ? spmv / modelled : 1;
         setup_scale = e.setup_seconds > 0 ? m.conversion_seconds() / e.setup_seconds : 1;
         trial_cost = trial_timer.seconds();
       }
@@ -689,6 +690,16 @@ class Matrix {
     if (opt.transpose != TransposeBuild::Never) best.attach_transpose(d, opt);
     return best;
   }
+
+  // A product of k columns in the format's one SpMVs, as measured_pick's
+  // trial rule weighs a candidate against the products it measured: k
+  // where the columns go one at a time, kFusedColumnsShare of k where a
+  // fused kernel reads the matrix once for all of them (H100, 8 columns:
+  // 0.24-0.75, docs/PERFORMANCE.md). So a format with no fused kernel is
+  // not timed where a fused one measured fast, and one with is timed where
+  // only a one-column kernel was measured.
+  static constexpr double kFusedColumnsShare = 0.5;
+  static double columns_in_spmvs(bool fused, int k) { return k == 1 ? 1.0 : fused ? kFusedColumnsShare * k : k; }
 
   // A refresh is timed where its modelled cost, doubled, reaches this
   // share of expected_applies SpMVs (measured_pick).
@@ -994,9 +1005,43 @@ class Matrix {
     apply(ExecSpace(), alpha, x, beta, y);
   }
 
+  // Whether format f has a fused kernel for several columns (spmv_block)
+  // on this space, known before it is built; whether it pays on a given
+  // matrix is known only after (block_pays: Matrix::has_fused_block_kernel).
+  static bool has_fused_kernel(Format f) {
+    switch (f) {
+#define KSPMV_FUSED_CASE(E, name, builder, square_only, summary)                                           \
+  case Format::E: {                                                                                      \
+    auto probe = [](const auto& in, const ConvertOptions& o) -> decltype(builder<Scalar, ExecSpace>(in, o)) { \
+      return builder<Scalar, ExecSpace>(in, o);                                                          \
+    };                                                                                                   \
+    return has_spmv_block_of<decltype(probe)>();                                                         \
+  }
+      KSPMV_FORMAT_LIST(KSPMV_FUSED_CASE)
+#undef KSPMV_FUSED_CASE
+      case Format::Auto: break;
+    }
+    return false;
+  }
+
+ private:
+  // has_spmv_block of the format a builder (taking a DeviceCsr where it
+  // can, else a HostCsr) returns.
+  template <class Builder>
+  static constexpr bool has_spmv_block_of() {
+    if constexpr (std::is_invocable<Builder, const device_csr_type&, const ConvertOptions&>::value)
+      return detail::has_spmv_block<
+          std::decay_t<std::invoke_result_t<Builder, const device_csr_type&, const ConvertOptions&>>>::value;
+    else
+      return detail::has_spmv_block<
+          std::decay_t<std::invoke_result_t<Builder, const HostCsr<Scalar>&, const ConvertOptions&>>>::value;
+  }
+
+ public:
   // Y = alpha * A * X + beta * Y for the k columns of X and Y in one pass
   // over the matrix, where its format has a fused kernel that pays (ell,
-  // ellr, dia, csr's portable kernel; pellr unsorted): true.
+  // ellr, dia, csr's portable kernel, csr-merge's CUDA kernel; pellr
+  // unsorted): true.
   // False where it has none: nothing was done, apply the columns one by
   // one. X and Y may have any strides; sizes are the caller's to check
   // (kspmv::spmv does both for you).
