@@ -153,18 +153,22 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const HostCsr<Scalar>& a, c
 }
 
 namespace detail {
-// Sorted position -> the row's entries in the caller's CSR, and its y.
-template <class Scalar, class MemSpace, class YView>
-struct CsrAdaptiveRowOf {
+// Sorted position -> the row's entries in the caller's CSR.
+template <class MemSpace>
+struct SortedRowEntries {
   Kokkos::View<int*, MemSpace> sorted_rows, row_ptr;
-  YView y;
-  Scalar alpha, beta;
   KOKKOS_INLINE_FUNCTION void operator()(int i, int& kb, int& ke) const {
     const int r = sorted_rows(i);
     kb = row_ptr(r);
     ke = row_ptr(r + 1);
   }
-  KOKKOS_INLINE_FUNCTION void store(int i, Scalar sum) const { combine_y(y, sorted_rows(i), alpha, sum, beta); }
+};
+// ... and where the row's sum goes: its y.
+template <class Scalar, class MemSpace, class YView>
+struct CsrAdaptiveRowOf : SortedRowEntries<MemSpace> {
+  YView y;
+  Scalar alpha, beta;
+  KOKKOS_INLINE_FUNCTION void store(int i, Scalar sum) const { combine_y(y, this->sorted_rows(i), alpha, sum, beta); }
 };
 }  // namespace detail
 
@@ -187,8 +191,8 @@ void spmv(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Scalar, 
     }
   }
 #endif
-  const detail::CsrAdaptiveRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{A.sorted_rows, A.csr.row_ptr, y,
-                                                                                         alpha, beta};
+  const detail::CsrAdaptiveRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{
+      {A.sorted_rows, A.csr.row_ptr}, y, alpha, beta};
   const auto col = A.csr.col_idx;
   const auto val = A.csr.values;
   const auto body = KOKKOS_LAMBDA(const int k, Scalar& s) { s += val(k) * x(col(k)); };
@@ -201,18 +205,12 @@ namespace detail {
 // Sorted position -> the row's entries, and its sums into Y's columns
 // j0 .. j0 + cols - 1 (spmv_block).
 template <class Scalar, class MemSpace, class YView>
-struct CsrAdaptiveBlockRowOf {
-  Kokkos::View<int*, MemSpace> sorted_rows, row_ptr;
+struct CsrAdaptiveBlockRowOf : SortedRowEntries<MemSpace> {
   YView y;
   Scalar alpha, beta;
   int j0, cols;
-  KOKKOS_INLINE_FUNCTION void operator()(int i, int& kb, int& ke) const {
-    const int r = sorted_rows(i);
-    kb = row_ptr(r);
-    ke = row_ptr(r + 1);
-  }
   KOKKOS_INLINE_FUNCTION void store(int i, const ColumnSums<Scalar>& sum) const {
-    combine_y_block(y, sorted_rows(i), j0, cols, alpha, sum.v, beta);
+    combine_y_block(y, this->sorted_rows(i), j0, cols, alpha, sum.v, beta);
   }
 };
 }  // namespace detail
@@ -239,7 +237,7 @@ void spmv_block(const ExecSpace& space, Scalar alpha, const CsrAdaptiveDevice<Sc
   const auto val = A.csr.values;
   detail::for_column_groups(X.extent(1), [&](const int j0, const int cols) {
     const detail::CsrAdaptiveBlockRowOf<Scalar, typename ExecSpace::memory_space, YView> row_of{
-        A.sorted_rows, A.csr.row_ptr, Y, alpha, beta, j0, cols};
+        {A.sorted_rows, A.csr.row_ptr}, Y, alpha, beta, j0, cols};
     const auto body = KOKKOS_LAMBDA(const int k, detail::ColumnSums<Scalar>& s) {
       const Scalar v = val(k);
       const int c = col(k);
