@@ -259,8 +259,8 @@ class ValueMap {
     }
   };
 
-  // Slot s of the concatenated value views (public for the same reason).
-  // Slot s of the concatenated value views (public for the same reason).
+  // Slot s of the concatenated value views (public: a device lambda's
+  // capture).
   struct Slots {
     values_view v0, v1, v2;
     int s1 = std::numeric_limits<int>::max(), s2 = std::numeric_limits<int>::max();

@@ -809,16 +809,24 @@ class Matrix {
   // Whether format f's conversion runs on the device (its builder takes a
   // DeviceCsr): the candidates for A^T when the model picks it.
   static bool built_on_device(Format f) {
-    switch (f) {
-#define KSPMV_DEVICE_BUILT_CASE(E, name, builder, square_only, summary)                                   \
-  case Format::E: {                                                                                      \
-    auto probe = [](const auto& in, const ConvertOptions& o) -> decltype(builder<Scalar, ExecSpace>(in, o)) { \
-      return builder<Scalar, ExecSpace>(in, o);                                                          \
-    };                                                                                                   \
-    return std::is_invocable<decltype(probe), const device_csr_type&, const ConvertOptions&>::value;     \
+    return visit_builder(f, [](auto builder) {
+      return std::is_invocable<decltype(builder), const device_csr_type&, const ConvertOptions&>::value;
+    });
   }
-      KSPMV_FORMAT_LIST(KSPMV_DEVICE_BUILT_CASE)
-#undef KSPMV_DEVICE_BUILT_CASE
+
+  // visit(builder), builder a generic lambda that calls format f's
+  // conversion (invocable on the inputs that format converts from): what
+  // the registry knows of f before anything is built. False for Auto.
+  template <class Visit>
+  static bool visit_builder(Format f, const Visit& visit) {
+    switch (f) {
+#define KSPMV_BUILDER_CASE(E, name, builder, square_only, summary)                                            \
+  case Format::E:                                                                                          \
+    return visit([](const auto& in, const ConvertOptions& o) -> decltype(builder<Scalar, ExecSpace>(in, o)) { \
+      return builder<Scalar, ExecSpace>(in, o);                                                            \
+    });
+      KSPMV_FORMAT_LIST(KSPMV_BUILDER_CASE)
+#undef KSPMV_BUILDER_CASE
       case Format::Auto: break;
     }
     return false;
@@ -890,10 +898,10 @@ class Matrix {
     TransposeState& st = *transpose_;
     if (!refreshable() || impl_->in_internal_order()) return false;
     if (st.opt.transpose_format != Format::Auto && st.opt.transpose_format != format_) return false;
-    if (d.nrows != d.ncols || d.nnz() > std::int64_t(std::numeric_limits<int>::max())) return false;
     detail::ScratchSet<ExecSpace> temps(space);
     // The first entries' partners looked for before A^T's arrays are
-    // allocated: a graph's pattern fails there.
+    // allocated: a graph's pattern fails there (as does a rectangular A,
+    // or one with more entries than 32-bit partners name).
     if (!partners_found(space, d, kPartnerProbeEntries, temps)) return false;
     const ValueMap<Scalar, ExecSpace> slots = impl_->slot_map(space, temps);
     const Kokkos::View<int*, memory_space> slot(
@@ -1009,19 +1017,7 @@ class Matrix {
   // on this space, known before it is built; whether it pays on a given
   // matrix is known only after (block_pays: Matrix::has_fused_block_kernel).
   static bool has_fused_kernel(Format f) {
-    switch (f) {
-#define KSPMV_FUSED_CASE(E, name, builder, square_only, summary)                                           \
-  case Format::E: {                                                                                      \
-    auto probe = [](const auto& in, const ConvertOptions& o) -> decltype(builder<Scalar, ExecSpace>(in, o)) { \
-      return builder<Scalar, ExecSpace>(in, o);                                                          \
-    };                                                                                                   \
-    return has_spmv_block_of<decltype(probe)>();                                                         \
-  }
-      KSPMV_FORMAT_LIST(KSPMV_FUSED_CASE)
-#undef KSPMV_FUSED_CASE
-      case Format::Auto: break;
-    }
-    return false;
+    return visit_builder(f, [](auto builder) { return has_spmv_block_of<decltype(builder)>(); });
   }
 
  private:
@@ -1040,8 +1036,8 @@ class Matrix {
  public:
   // Y = alpha * A * X + beta * Y for the k columns of X and Y in one pass
   // over the matrix, where its format has a fused kernel that pays (ell,
-  // ellr, dia, csr's portable kernel, csr-merge's CUDA kernel; pellr
-  // unsorted): true.
+  // ellr, dia, csr-adaptive, csr's portable kernel, csr-merge's CUDA
+  // kernel; pellr unsorted): true.
   // False where it has none: nothing was done, apply the columns one by
   // one. X and Y may have any strides; sizes are the caller's to check
   // (kspmv::spmv does both for you).
