@@ -377,7 +377,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, ehyb_padded_fill=F, evc_rows_per_thread=N, evc_ell_lanes=N,
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate, evc_caller_y=auto|scatter|gather,
-// merge_unit_items=N (csr-merge's items a unit, 0 = auto), kernel=auto|portable: the tuned CUDA path where there is one, or the
+// merge_unit_items=N (csr-merge's items a unit, 0 = auto), merge_column_panels=N (csr-merge's column panels, 0 = auto), kernel=auto|portable: the tuned CUDA path where there is one, or the
 // portable TeamPolicy kernel; auto's own: expected_applies=X (SpMVs a refresh), auto_candidates=N,
 // auto_measure=on|off, auto_sample_entries=N).
 // An option's value as a number (an integer where `whole`) in [least,
@@ -459,6 +459,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.evc_ell_lanes = count(any);
   else if (k == "merge_unit_items")
     o.merge_unit_items = whole(any);
+  else if (k == "merge_column_panels")
+    o.merge_column_panels = count(any);
   else if (k == "expected_applies")
     o.expected_applies = real(0);
   else if (k == "auto_candidates")

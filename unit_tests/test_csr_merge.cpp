@@ -17,10 +17,11 @@ namespace {
 const std::vector<std::pair<double, double>> kAlphaBeta = {
     {1.0, 0.0}, {-1.5, 0.0}, {1.0, 1.0}, {0.5, 2.0}, {2.0, -1.0}, {0.0, 3.0}, {0.0, 0.0}};
 
-ConvertOptions merge_options(KernelPath k, std::int64_t unit_items = 0) {
+ConvertOptions merge_options(KernelPath k, std::int64_t unit_items = 0, int panels = 0) {
   ConvertOptions o;
   o.kernel = k;
   o.merge_unit_items = unit_items;
+  o.merge_column_panels = panels;
   return o;
 }
 
@@ -81,12 +82,12 @@ class CsrMergeTest : public ::testing::TestWithParam<KernelPath> {
   // Every (alpha, beta) case on one conversion (y poisoned with NaN where
   // beta == 0: a row left unwritten or a y read fails).
   template <class Scalar>
-  void check_all(const HostCsr<Scalar>& a, const std::string& what, std::int64_t unit_items = 0) {
-    const auto m = Matrix<Scalar>::convert(a, Format::CsrMerge, merge_options(GetParam(), unit_items));
+  void check_all(const HostCsr<Scalar>& a, const std::string& what, std::int64_t unit_items = 0, int panels = 0) {
+    const auto m = Matrix<Scalar>::convert(a, Format::CsrMerge, merge_options(GetParam(), unit_items, panels));
     ASSERT_EQ(m.format(), Format::CsrMerge);
     for (const auto& [al, be] : kAlphaBeta)
       EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, static_cast<Scalar>(al), static_cast<Scalar>(be)))
-          << what << " unit_items=" << unit_items;
+          << what << " unit_items=" << unit_items << " panels=" << panels;
   }
 };
 
@@ -215,6 +216,77 @@ TEST_P(CsrMergeTest, RepeatsGiveIdenticalBits) {
   }
 }
 
+// Column panels (what a GPU whose L2 x outgrows gets; asked for here):
+// panels with no entries, rows with none in some panels, a long row
+// crossing every panel and many units, fewer columns than panels,
+// rectangular shapes, units of a few items, both precisions.
+TEST_P(CsrMergeTest, ColumnPanels) {
+  for (int panels : {2, 3, 7}) {
+    const std::string in = " in " + std::to_string(panels) + " panels";
+    for (const char* spec : {"rmat:12:8", "powerlaw:4000:10:seed=4", "lap2d:40", "uniform:300:0:80:cols=900",
+                             "uniform:900:0:30:cols=200"})
+      for (std::int64_t items : {0, 5}) check_all(generate<double>(spec), spec + in, items, panels);
+    check_all(convert_scalar<float>(generate<double>("rmat:12:8")), "rmat float" + in, 0, panels);
+    check_all(one_big_row<double>(12000, 250000, 6001, 200000, 3), "big row" + in, 0, panels);
+    check_all(one_big_row<double>(3000, 9000, 100, 8000, 4), "big row, small units" + in, 64, panels);
+    check_all(mostly_empty<double>(20000), "90% empty" + in, 0, panels);
+    check_all(HostCsr<double>(500, 300), "no entries" + in, 0, panels);
+    // Entries only in the first fifth of the columns: the later panels empty.
+    HostCoo<double> c(400, 1000);
+    for (int i = 0; i < 400; ++i)
+      for (int j = 0; j < 5; ++j) c.add(i, (i * 7 + j * 31) % 200, 1.0 + j);
+    check_all(to_csr(c), "later panels empty" + in, 0, panels);
+  }
+  const auto a = kspmv_test::from_triplets<double>(3, 4, {{0, 0, 1.0}, {0, 3, 2.0}, {2, 1, -1.0}});
+  check_all(a, "3x4 in at most 4 panels", 0, 7);
+  const auto m = Matrix<double>::convert(a, Format::CsrMerge, merge_options(GetParam(), 0, 7));
+  EXPECT_EQ(property(m.properties(), "column_panels"), "4");
+  const auto g = generate<double>("powerlaw:4000:10:seed=4");
+  const auto m3 = Matrix<double>::convert(g, Format::CsrMerge, merge_options(GetParam(), 0, 3));
+  EXPECT_EQ(property(m3.properties(), "column_panels"), "3");
+  EXPECT_GT(std::stoi(property(m3.properties(), "units")), 2);
+}
+
+// Panels hold the entries in another order: a refresh goes through a
+// map (4 bytes a nonzero) and gives what a fresh conversion does; mode T
+// and several columns agree with the reference too.
+TEST_P(CsrMergeTest, ColumnPanelsRefreshTransposeAndColumns) {
+  using M = Matrix<double>;
+  using mem = M::memory_space;
+  const auto a = generate<double>("powerlaw:3000:8:seed=9");
+  auto m = M::convert(a, Format::CsrMerge, merge_options(GetParam(), 0, 3));
+  EXPECT_EQ(m.value_map_bytes(), 4u * static_cast<std::size_t>(a.nnz()));
+  HostCsr<double> b = a;
+  for (std::size_t k = 0; k < b.values.size(); ++k) b.values[k] = a.values[k] * 3 - 1;
+  m.update_values(detail::upload<double, mem>(b.values, "v"));
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, m, 1.0, 0.5));
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, m, 2.0, 0.0));
+  // Mode T.
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.nrows), 31);
+  const auto y0 = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 32);
+  M::vector_type dx = detail::upload<double, mem>(x, "x"), dy = detail::upload<double, mem>(y0, "y");
+  kspmv::spmv("T", 1.5, m, dx, -0.5, dy);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  EXPECT_TRUE(check_spmv(transpose(b), 1.5, x, -0.5, y0, std::vector<double>(hy.data(), hy.data() + a.ncols)).ok);
+  // Three columns, column-major (the fused kernel's X staged row-major).
+  const int k = 3;
+  Kokkos::View<double**, Kokkos::LayoutLeft, mem> X("X", a.ncols, k), Y("Y", a.nrows, k);
+  std::vector<std::vector<double>> xs, ys;
+  for (int j = 0; j < k; ++j) {
+    xs.push_back(kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 40 + j));
+    ys.push_back(kspmv_test::random_vector<double>(static_cast<std::size_t>(a.nrows), 50 + j));
+    Kokkos::deep_copy(Kokkos::subview(X, Kokkos::ALL, j), detail::upload<double, mem>(xs[j], "xj"));
+    Kokkos::deep_copy(Kokkos::subview(Y, Kokkos::ALL, j), detail::upload<double, mem>(ys[j], "yj"));
+  }
+  kspmv::spmv("N", 0.75, m, X, 2.0, Y);
+  for (int j = 0; j < k; ++j) {
+    Kokkos::View<double*, mem> yj("yj", a.nrows);
+    Kokkos::deep_copy(yj, Kokkos::subview(Y, Kokkos::ALL, j));
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), yj);
+    EXPECT_TRUE(check_spmv(b, 0.75, xs[j], 2.0, ys[j], std::vector<double>(h.data(), h.data() + a.nrows)).ok) << j;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(BothPaths, CsrMergeTest, ::testing::Values(KernelPath::Auto, KernelPath::Portable),
                          [](const ::testing::TestParamInfo<KernelPath>& i) {
                            return std::string(i.param == KernelPath::Auto ? "auto" : "portable");
@@ -250,6 +322,60 @@ TEST(CsrMerge, UnitItemsRule) {
   EXPECT_THROW(
       Matrix<double>::convert(generate<double>("lap1d:10"), Format::CsrMerge, merge_options(KernelPath::Auto, -1)),
       InvalidArgumentError);
+}
+
+TEST(CsrMerge, ColumnPanelsRule) {
+  // None on a host, where L2 holds x, or where a row's window of x fits a
+  // panel's share of L2; else slices of x of at most 45% of L2: a 64 MB x
+  // on a 50 MB L2 in three.
+  const std::int64_t l2 = 50 * 1024 * 1024;
+  const double wide = 4e6, unknown = -1;
+  EXPECT_EQ(merge_column_panels(8'000'000, 8, 0, wide), 1);
+  EXPECT_EQ(merge_column_panels(3'000'000, 8, l2, wide), 1);
+  EXPECT_EQ(merge_column_panels(8'000'000, 4, l2, wide), 1);
+  EXPECT_EQ(merge_column_panels(8'000'000, 8, l2, wide), 3);
+  EXPECT_EQ(merge_column_panels(8'000'000, 8, l2, unknown), 3);
+  EXPECT_EQ(merge_column_panels(16'000'000, 8, l2, wide), 6);
+  // A stencil's rows (lap3d:200: +-40,000 columns) gather from a narrow
+  // window.
+  EXPECT_EQ(merge_column_panels(8'000'000, 8, l2, 80'001), 1);
+  EXPECT_EQ(merge_column_panels(8'000'000, 8, l2, 2'000'000), 1);
+  EXPECT_EQ(merge_column_panels(8'000'000, 8, l2, 3'000'000), 3);
+  // Asked for: at most one a column and kMergeMaxColumnPanels.
+  EXPECT_EQ(merge_column_panels(8'000'000, 8, 0, wide, 5), 5);
+  EXPECT_EQ(merge_column_panels(10, 8, l2, wide, 100), 10);
+  EXPECT_EQ(merge_column_panels(1'000'000, 8, l2, wide, 1000), kMergeMaxColumnPanels);
+  EXPECT_EQ(merge_column_panels(0, 8, l2, wide, 3), 1);
+  // From a matrix: a host has no L2 figure (none); on a device of 4 KB of
+  // L2, R-MAT's rows, reaching across x, want panels of x slices of at
+  // most 1,843 bytes; a 2-D stencil's rows (a window of 201 columns) none;
+  // rows of one entry each at random columns (a window of one entry's
+  // reach from the diagonal) want panels too.
+  using D = DeviceCsr<double, Kokkos::DefaultExecutionSpace>;
+  const D rmat = upload_csr<double, Kokkos::DefaultExecutionSpace>(generate<double>("rmat:12:8"));
+  const D lap = upload_csr<double, Kokkos::DefaultExecutionSpace>(generate<double>("lap2d:100"));
+  DeviceFigures small;
+  small.l2_bytes = 4096;
+  EXPECT_EQ(csr_merge_column_panels(rmat, ConvertOptions{}, DeviceFigures{}), 1);
+  EXPECT_EQ(csr_merge_column_panels(rmat, ConvertOptions{}, small), 18);
+  EXPECT_EQ(csr_merge_column_panels(lap, ConvertOptions{}, small), 1);
+  HostCoo<double> scattered(4096, 4096);
+  for (int i = 0; i < 4096; ++i) scattered.add(i, (i * 2654435761u) % 4096, 1.0);
+  const D one_each = upload_csr<double, Kokkos::DefaultExecutionSpace>(to_csr(scattered));
+  EXPECT_EQ(csr_merge_column_panels(one_each, ConvertOptions{}, small), 18);
+  ConvertOptions two;
+  two.merge_column_panels = 2;
+  EXPECT_EQ(csr_merge_column_panels(lap, two, DeviceFigures{}), 2);
+  // Products of several columns expected: none by the rule, what is asked
+  // for still.
+  ConvertOptions columns;
+  columns.expected_vectors = 8;
+  EXPECT_EQ(csr_merge_column_panels(rmat, columns, small), 1);
+  columns.merge_column_panels = 3;
+  EXPECT_EQ(csr_merge_column_panels(rmat, columns, small), 3);
+  ConvertOptions bad;
+  bad.merge_column_panels = -1;
+  EXPECT_THROW(Matrix<double>::convert(generate<double>("lap1d:10"), Format::CsrMerge, bad), InvalidArgumentError);
 }
 
 // The model: its chain is a thread's share of a unit, not the longest row

@@ -220,6 +220,10 @@ Traffic csr_adaptive(const TrafficInput& in) {
 // lane walks its unit's share of the merge path, rows and entries alike,
 // so a long row does not lengthen its chain; only the fix-up lane adding
 // that row's pieces, a 32nd of the units it crosses, grows with it.
+// Column panels (x beyond L2) are left out: the model sees neither what
+// they cost (a pass over y and the offsets a panel) nor what they save (x
+// gathered from L2 instead of memory, which no format's figure here
+// tells apart); auto's trials time them.
 Traffic csr_merge(const TrafficInput& in) {
   const auto items = static_cast<std::int64_t>(in.n + in.nnz);
   const std::int64_t unit_items = merge_unit_items(items, in.hw.processors, true);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -179,6 +180,34 @@ inline std::int64_t merge_unit_items(std::int64_t items, int processors, bool gp
   }
   if (requested > 0) return requested;
   return std::clamp<std::int64_t>((items + 4 * p - 1) / (4 * p), 256, 4096);
+}
+// csr-merge's column panels. A panel's slice of x is kept to
+// kMergePanelL2Share of the L2 (the rest holds y, the offsets and the
+// streamed entries passing through): on an H100 (50 MB L2) a 64 MB x took
+// 0.53x (power-law, 8M rows) and 0.82x (R-MAT, 8M rows) of one pass's time
+// in three panels, two to four panels within 10% of that; an x of 24-32 MB
+// (3-4M rows) that L2 nearly holds gained nothing and lost up to 1.6x in
+// more panels, hence none until x outgrows the L2. Nor where the rows'
+// columns lie near their diagonal (a stencil, a banded or well-ordered
+// mesh): then the rows a GPU works on at once gather from a window of x
+// that L2 holds anyway, and panels would only add passes over y.
+constexpr double kMergePanelL2Share = 0.45;
+constexpr int kMergeMaxColumnPanels = 64;
+// Panels for an x of `ncols` scalars of `scalar_bytes` on a device of
+// `l2_bytes` of L2 (0: a host, none), whose rows gather from windows of x
+// `mean_row_window` columns wide on average, centred on their diagonal
+// (csr_merge.hpp's mean_row_window; negative: not known, taken as wide).
+// `requested` > 0 (ConvertOptions::merge_column_panels) overrides the
+// rule, at most one a column.
+inline int merge_column_panels(std::int64_t ncols, int scalar_bytes, std::int64_t l2_bytes, double mean_row_window,
+                               int requested = 0) {
+  const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(ncols, kMergeMaxColumnPanels));
+  if (requested > 0) return static_cast<int>(std::min<std::int64_t>(requested, most));
+  const double x_bytes = double(ncols) * scalar_bytes;
+  if (l2_bytes <= 0 || x_bytes <= double(l2_bytes)) return 1;
+  const double panel_bytes = kMergePanelL2Share * double(l2_bytes);
+  if (mean_row_window >= 0 && mean_row_window * scalar_bytes <= panel_bytes) return 1;
+  return static_cast<int>(std::min<std::int64_t>(most, static_cast<std::int64_t>(std::ceil(x_bytes / panel_bytes))));
 }
 // The units that cover `items` (at least one where there are items).
 inline std::int64_t merge_units(std::int64_t items, std::int64_t unit_items) {

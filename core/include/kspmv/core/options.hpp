@@ -116,6 +116,16 @@ struct ConvertOptions {
   // GPU, at most 4 items a thread). On a GPU it is rounded up to whole
   // items per thread of the tuned kernel's 256-thread block, at most 1024.
   std::int64_t merge_unit_items = 0;
+  // csr-merge: column panels (merge_column_panels in kspmv/core/adaptive.hpp).
+  // Where x outgrows the GPU's L2 its gathers go to memory; split into
+  // panels of consecutive columns, each applied as a merge-path CSR of its
+  // own (y accumulated panel after panel), a panel's slice of x stays in
+  // L2. 0 = auto: panels only on a GPU whose L2 x outgrows, on rows that
+  // gather from across x, and not where expected_vectors > 1 (several
+  // columns pay a pass over all of Y a panel); 1 = none; N: N panels (at
+  // most the column count and kMergeMaxColumnPanels). Products of several
+  // columns on a matrix with panels go panel by panel too.
+  int merge_column_panels = 0;
   // PELLR: sort rows by length (see RowSort).
   RowSort pellr_sort = RowSort::Auto;
   // EHYB: team scratch (shared memory) per partition for the cached x
