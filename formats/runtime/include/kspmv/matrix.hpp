@@ -470,7 +470,8 @@ class Matrix {
     const char* why = on_host ? "model (host space: not measured)" : "model (auto_measure off)";
     Matrix best;
     if (!on_host && opt.auto_measure && opt.auto_candidates > 1) {
-      best = measured_pick(a, opt, merged, shortlist_for_columns(ranked, opt.expected_vectors));
+      const bool merge_panels = opt.auto_candidates > 1 && csr_merge_column_panels(device_view(a), opt) > 1;
+      best = measured_pick(a, opt, merged, shortlist(ranked, opt.expected_vectors, merge_panels));
       why = nullptr;
     }
     if (best.empty()) {
@@ -548,18 +549,29 @@ class Matrix {
   }
 
  private:
-  // The model ranks formats by one SpMV; several columns change the
-  // ranking (a fused kernel reads the matrix once for all of them), which
-  // it does not model. So for products of k > 1 columns the format whose
-  // fused kernel serves any pattern, csr-merge, is second on the shortlist,
-  // after the model's first choice, whatever its rank; measured_pick's
-  // trial rule (columns_in_spmvs) and the trials decide.
-  static std::vector<FormatEstimate> shortlist_for_columns(std::vector<FormatEstimate> ranked, int k) {
-    if (k <= 1 || ranked.size() < 2) return ranked;
-    const auto merge = std::find_if(ranked.begin() + 1, ranked.end(), [](const FormatEstimate& e) {
+  // The shortlist measured_pick converts and times, in order: the model's
+  // ranking, with csr-merge moved where the model cannot rank it.
+  //  - Where csr-merge builds column panels (x outgrows the L2 on rows
+  //    that gather from across it, merge_column_panels), it is the only
+  //    candidate: every format's figure takes x's gathers at the same cost
+  //    whether or not L2 holds x, so the model cannot rank them there, and
+  //    the others gather x from memory, which the panels avoid. On an H100
+  //    (x of 56-134 MB, eight matrices of five families) csr-merge was
+  //    1.23-2.2x faster than every other candidate auto timed, and timing
+  //    two more cost 20-60 ms of set-up (up to 40 of its SpMVs).
+  //  - Else, for products of k > 1 columns, the format whose fused kernel
+  //    serves any pattern, csr-merge, goes second, after the model's first
+  //    choice, whatever its rank: a fused kernel reads the matrix once for
+  //    all columns, which the model, ranking by one SpMV, does not see;
+  //    measured_pick's trial rule (columns_in_spmvs) and the trials decide.
+  static std::vector<FormatEstimate> shortlist(std::vector<FormatEstimate> ranked, int k, bool merge_panels) {
+    if (ranked.size() < 2 || (k <= 1 && !merge_panels)) return ranked;
+    const auto merge = std::find_if(ranked.begin(), ranked.end(), [](const FormatEstimate& e) {
       return e.format == Format::CsrMerge && e.feasible;
     });
-    if (merge != ranked.end()) std::rotate(ranked.begin() + 1, merge, merge + 1);
+    if (merge == ranked.end()) return ranked;
+    if (merge_panels) return {*merge};
+    if (merge > ranked.begin() + 1) std::rotate(ranked.begin() + 1, merge, merge + 1);
     return ranked;
   }
 
