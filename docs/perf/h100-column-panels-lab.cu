@@ -23,41 +23,14 @@
 #include "kspmv/inputs/generators.hpp"
 using namespace kspmv;
 using namespace kspmv::cuda_tuned;
-#define CK(x)                                                                    \
-  do {                                                                           \
-    cudaError_t e_ = (x);                                                        \
-    if (e_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1);                                                                   \
-    }                                                                            \
-  } while (0)
-template <class T>
-T* up(const std::vector<T>& v) {
-  T* p;
-  CK(cudaMalloc(&p, std::max<size_t>(1, v.size()) * sizeof(T)));
-  CK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
+#include "h100-lab-util.cuh"  // CK, up, the batches timed (beside this file)
+
+// 10 runs to warm up, then the median of 11 batches of 5.
 template <class F>
 double time_us(F&& f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   for (int i = 0; i < 10; ++i) f();
   CK(cudaDeviceSynchronize());
-  std::vector<double> t;
-  for (int s = 0; s < 11; ++s) {
-    cudaEventRecord(a);
-    for (int r = 0; r < 5; ++r) f();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms * 1000.0 / 5);
-  }
-  CK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median_batch_us(f, 11, 5);
 }
 struct Panel {
   int n, nc;
@@ -87,40 +60,18 @@ Panel make_panel(const std::vector<int>& rp, const std::vector<int>& ci, const s
   const long items = long(n) + P.nnz;
   const long per_unit = merge_unit_items(items, sms, true, 0);
   const int units = int(merge_units(items, per_unit));
-  std::vector<int> urow(units + 1), unz(units + 1);
-  for (int u = 0; u <= units; ++u) {
-    long du = std::min<long>(long(u) * per_unit, items);
-    int lo = std::max<long>(0, du - P.nnz), hi = std::min<long>(du, n);
-    while (lo < hi) {
-      int mid = (lo + hi) / 2;
-      if (prp[mid + 1] <= du - mid - 1)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    urow[u] = lo;
-    unz[u] = int(du - lo);
-  }
-  std::vector<int> srow, sf, sl;
-  for (int i = 0; i < n; ++i) {
-    long f = (long(i) + prp[i]) / per_unit, l = (long(i) + prp[i + 1]) / per_unit;
-    if (f != l) {
-      srow.push_back(i);
-      sf.push_back(int(f));
-      sl.push_back(int(l));
-    }
-  }
+  const HostMergePlan plan = host_merge_plan(prp, n, P.nnz, per_unit, units);
   P.rp = up(prp);
   P.ci = up(pci);
   P.v = up(pv);
   double *h, *t;
   CK(cudaMalloc(&h, units * 8));
   CK(cudaMalloc(&t, units * 8));
-  P.mu = MergeUnits<double>{n, units, int(per_unit), up(urow), up(unz), P.rp, P.ci, P.v, h, t};
-  P.nspan = int(srow.size());
-  P.srow = up(srow);
-  P.sf = up(sf);
-  P.sl = up(sl);
+  P.mu = MergeUnits<double>{n, units, int(per_unit), up(plan.unit_row), up(plan.unit_nz), P.rp, P.ci, P.v, h, t};
+  P.nspan = int(plan.span_row.size());
+  P.srow = up(plan.span_row);
+  P.sf = up(plan.span_first);
+  P.sl = up(plan.span_last);
   return P;
 }
 void free_panel(Panel& P) {
@@ -137,14 +88,9 @@ int main(int argc, char** argv) {
     HostCsr<double> m = kspmv::generate<double>(spec);
     const int n = m.nrows, nc = m.ncols;
     const long nnz = m.nnz();
-    std::vector<int> rp(m.row_ptr.begin(), m.row_ptr.end()), ci(m.col_idx.begin(), m.col_idx.end());
-    std::vector<double> x(nc), ref(n);
-    for (int j = 0; j < nc; ++j) x[j] = 1.0 + (j % 7) * 0.125;
-    for (int i = 0; i < n; ++i) {
-      double s = 0;
-      for (int k = rp[i]; k < rp[i + 1]; ++k) s += m.values[k] * x[ci[k]];
-      ref[i] = s;
-    }
+    const LabProblem prob = lab_problem(m);
+    const std::vector<int>&rp = prob.rp, &ci = prob.ci;
+    const std::vector<double>&x = prob.x, &ref = prob.ref;
     double *d_x = up(x), *d_y;
     CK(cudaMalloc(&d_y, n * 8));
     printf("# %s rows %d nnz %ld\n", spec.c_str(), n, nnz);

@@ -1,6 +1,6 @@
 // csr-merge kernel lab (not part of the library): times the library's
 // csr-merge CUDA kernel, variants of it (h100-csr-merge-lab-variants.cuh,
-// included as variants.cuh) and cuSPARSE CSR ALG1/ALG2 on generated
+// included as variants.cuh; h100-lab-util.cuh beside it) and cuSPARSE CSR ALG1/ALG2 on generated
 // matrices in one process. Output: h100-csr-merge-lab-2026-11-26.txt,
 // the first six runs built against cf61da3's headers (merge-v0 there is cf61da3's kernel),
 // the last against 281f727's (this version: its default fix-up is 281f727's spanning_rows_kernel).
@@ -25,52 +25,17 @@
 
 using namespace kspmv;
 using namespace kspmv::cuda_tuned;
-#define CK(x)                                                                        \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));     \
-      exit(1);                                                                       \
-    }                                                                                \
-  } while (0)
+#include "h100-lab-util.cuh"  // CK, up, the batches timed
 
 #include "variants.cuh"
 
-template <class T>
-T* up(const std::vector<T>& v) {
-  T* p;
-  CK(cudaMalloc(&p, std::max<size_t>(1, v.size()) * sizeof(T)));
-  CK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
+// 20 runs to warm up, then the median of 15 batches of at least 1 ms.
 template <class F>
 double time_us(F&& f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   for (int i = 0; i < 20; ++i) f();
   CK(cudaDeviceSynchronize());
-  // reps so a batch is >= 1 ms
-  cudaEventRecord(a);
-  f();
-  cudaEventRecord(b);
-  cudaEventSynchronize(b);
-  float ms;
-  cudaEventElapsedTime(&ms, a, b);
-  int reps = std::max(5, int(1.0 / std::max(ms, 1e-3f)));
-  std::vector<double> t;
-  for (int s = 0; s < 15; ++s) {
-    cudaEventRecord(a);
-    for (int r = 0; r < reps; ++r) f();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms * 1000.0 / reps);
-  }
-  CK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  const float ms = run_ms(f, 1);
+  return median_batch_us(f, 15, std::max(5, int(1.0 / std::max(ms, 1e-3f))));
 }
 
 int main(int argc, char** argv) {
@@ -80,14 +45,9 @@ int main(int argc, char** argv) {
     HostCsr<double> m = kspmv::generate<double>(spec);
     const int n = m.nrows, nc = m.ncols;
     const long nnz = m.nnz();
-    std::vector<int> rp(m.row_ptr.begin(), m.row_ptr.end()), ci(m.col_idx.begin(), m.col_idx.end());
-    std::vector<double> x(nc), ref(n);
-    for (int j = 0; j < nc; ++j) x[j] = 1.0 + (j % 7) * 0.125;
-    for (int i = 0; i < n; ++i) {
-      double s = 0;
-      for (int k = rp[i]; k < rp[i + 1]; ++k) s += m.values[k] * x[ci[k]];
-      ref[i] = s;
-    }
+    const LabProblem prob = lab_problem(m);
+    const std::vector<int>&rp = prob.rp, &ci = prob.ci;
+    const std::vector<double>&x = prob.x, &ref = prob.ref;
     const long items = long(n) + nnz;
     int sms;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
@@ -101,38 +61,16 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&d_y, n * sizeof(double)));
     auto make_units = [&](long per_unit) {
       const int units = int(merge_units(items, per_unit));
-      std::vector<int> urow(units + 1), unz(units + 1);
-      for (int u = 0; u <= units; ++u) {
-        long du = std::min<long>(long(u) * per_unit, items);
-        int lo = std::max<long>(0, du - nnz), hi = std::min<long>(du, n);
-        while (lo < hi) {
-          int mid = (lo + hi) / 2;
-          if (rp[mid + 1] <= du - mid - 1)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-        urow[u] = lo;
-        unz[u] = int(du - lo);
-      }
-      std::vector<int> srow, sfirst, slast;
-      for (int i = 0; i < n; ++i) {
-        long f = (long(i) + rp[i]) / per_unit, l = (long(i) + rp[i + 1]) / per_unit;
-        if (f != l) {
-          srow.push_back(i);
-          sfirst.push_back(int(f));
-          slast.push_back(int(l));
-        }
-      }
+      const HostMergePlan plan = host_merge_plan(rp, n, nnz, per_unit, units);
       Units U;
       double *h, *t;
       CK(cudaMalloc(&h, units * sizeof(double)));
       CK(cudaMalloc(&t, units * sizeof(double)));
-      U.mu = MergeUnits<double>{n, units, int(per_unit), up(urow), up(unz), d_rp, d_ci, d_v, h, t};
-      U.nspan = int(srow.size());
-      U.srow = up(srow);
-      U.sf = up(sfirst);
-      U.sl = up(slast);
+      U.mu = MergeUnits<double>{n, units, int(per_unit), up(plan.unit_row), up(plan.unit_nz), d_rp, d_ci, d_v, h, t};
+      U.nspan = int(plan.span_row.size());
+      U.srow = up(plan.span_row);
+      U.sf = up(plan.span_first);
+      U.sl = up(plan.span_last);
       return U;
     };
     auto free_units = [&](Units& U) {
