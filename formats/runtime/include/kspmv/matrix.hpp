@@ -470,7 +470,7 @@ class Matrix {
     const char* why = on_host ? "model (host space: not measured)" : "model (auto_measure off)";
     Matrix best;
     if (!on_host && opt.auto_measure && opt.auto_candidates > 1) {
-      const bool merge_panels = opt.auto_candidates > 1 && csr_merge_column_panels(device_view(a), opt) > 1;
+      const bool merge_panels = csr_merge_column_panels(device_view(a), opt) > 1;
       best = measured_pick(a, opt, merged, shortlist(ranked, opt.expected_vectors, merge_panels));
       why = nullptr;
     }
