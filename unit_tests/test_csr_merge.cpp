@@ -378,6 +378,48 @@ TEST(CsrMerge, ColumnPanelsRule) {
   EXPECT_THROW(Matrix<double>::convert(generate<double>("lap1d:10"), Format::CsrMerge, bad), InvalidArgumentError);
 }
 
+// Where csr-merge builds column panels (asked for here; on a device the
+// rule's own count comes from its L2), auto takes it with no pattern
+// figures and nothing else timed, and A^T of a pattern that is not
+// symmetric is csr-merge by the same rule; on a host the model ranks as
+// ever (no measuring there).
+TEST(CsrMerge, AutoAndTransposeTakePanelledMergeUnranked) {
+  using M = Matrix<double>;
+  using mem = M::memory_space;
+  const auto a = generate<double>("powerlaw:3000:8:seed=9");
+  ConvertOptions o;
+  o.merge_column_panels = 3;
+  const M m = M::convert(a, Format::Auto, o);
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.5));
+  const std::string why = property(m.properties(), "picked_by");
+  const bool host = detail::is_host_space<M::execution_space>();
+  if (!host) {
+    EXPECT_EQ(m.format(), Format::CsrMerge);
+    EXPECT_EQ(property(m.properties(), "column_panels"), "3");
+    EXPECT_NE(why.find("3 column panels"), std::string::npos) << why;
+    EXPECT_EQ(why.find("pattern figures"), std::string::npos) << why;
+  } else {
+    EXPECT_NE(why.find("pattern figures"), std::string::npos) << why;
+  }
+  const auto x = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.nrows), 61);
+  const auto y0 = kspmv_test::random_vector<double>(static_cast<std::size_t>(a.ncols), 62);
+  M::vector_type dx = detail::upload<double, mem>(x, "x"), dy = detail::upload<double, mem>(y0, "y");
+  kspmv::spmv("T", -0.5, m, dx, 2.0, dy);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+  EXPECT_TRUE(check_spmv(transpose(a), -0.5, x, 2.0, y0, std::vector<double>(hy.data(), hy.data() + a.ncols)).ok);
+  EXPECT_FALSE(m.transpose_shares_pattern());
+  const M& t = m.transposed(M::execution_space());
+  if (!host) {
+    EXPECT_EQ(t.format(), Format::CsrMerge);
+    EXPECT_EQ(property(t.properties(), "column_panels"), "3");
+  }
+  // Named formats keep their panels' option for A^T too.
+  const M c = M::convert(a, Format::Csr, o);
+  const M& ct = c.transposed(M::execution_space());
+  if (!host) EXPECT_EQ(ct.format(), Format::CsrMerge);
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(transpose(a), ct, 1.0, 0.5));
+}
+
 // The model: its chain is a thread's share of a unit, not the longest row
 // (csr-vector's grows with it).
 TEST(CsrMerge, ModelChainIgnoresLongRows) {

@@ -6,6 +6,8 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "kspmv/config.hpp"
@@ -30,6 +32,9 @@ struct DeviceFigures {
   std::int64_t memory_bytes = 0;
 };
 
+// Read once per CUDA device and kept: conversions (csr-merge's panels,
+// evc-hyb, ehyb, pkt) and auto ask for them every time, and
+// cudaGetDeviceProperties reads every property of the device.
 template <class ExecSpace>
 DeviceFigures device_figures() {
   DeviceFigures f;
@@ -38,8 +43,14 @@ DeviceFigures device_figures() {
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     int dev = 0;
     cudaGetDevice(&dev);
+    static std::mutex lock;
+    static std::map<int, DeviceFigures> known;
+    std::lock_guard<std::mutex> hold(lock);
+    const auto it = known.find(dev);
+    if (it != known.end()) return it->second;
     cudaDeviceProp p;
-    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
+    const bool read = cudaGetDeviceProperties(&p, dev) == cudaSuccess;
+    if (read) {
       f.name = p.name;
       f.processors = p.multiProcessorCount;
       f.shared_optin = static_cast<std::int64_t>(p.sharedMemPerBlockOptin);
@@ -53,6 +64,7 @@ DeviceFigures device_figures() {
       if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess) f.memory_clock_ghz = khz * 1e-6;
     }
     cudaGetLastError();  // a missing attribute is not an error for the caller
+    if (read) known.emplace(dev, f);  // a failed read is tried again next time
     return f;
   }
 #endif

@@ -457,8 +457,26 @@ class Matrix {
         return m;
       }
     }
-    const auto& hw = model_for_auto(opt);
     Kokkos::Timer timer;
+    const bool measures = !on_host && opt.auto_measure && opt.auto_candidates > 1;
+    if (measures) {
+      // Where csr-merge builds column panels it is the only candidate
+      // (shortlist()): converted here before any pattern figures, which
+      // would rank nothing (on an H100 they took 15-24 ms of 32-51 ms
+      // set-ups on x of 56-134 MB), and not timed against nothing.
+      int panels = 1;
+      Matrix merge = convert_panelled_merge(a, opt, merged, panels);
+      if (!merge.empty()) {
+        merge.auto_note_ = "csr-merge in " + std::to_string(panels) +
+                           " column panels: x outgrows the L2 on rows that gather across it (no pattern "
+                           "figures, nothing else timed), expected_applies " +
+                           std::to_string(opt.expected_applies);
+        merge.auto_picked_ = true;
+        merge.conversion_seconds_ = timer.seconds();
+        return merge;
+      }
+    }
+    const auto& hw = model_for_auto(opt);
     const int tau = static_cast<int>(sizeof(Scalar));
     std::optional<detail::ProfilingRegion> phase(std::in_place, "kspmv::auto::figures");
     const auto stats = stats_of(a, tau, hw, opt.auto_sample_entries);
@@ -469,9 +487,8 @@ class Matrix {
     phase.reset();
     const char* why = on_host ? "model (host space: not measured)" : "model (auto_measure off)";
     Matrix best;
-    if (!on_host && opt.auto_measure && opt.auto_candidates > 1) {
-      const bool merge_panels = csr_merge_column_panels(device_view(a), opt) > 1;
-      best = measured_pick(a, opt, merged, shortlist(ranked, opt.expected_vectors, merge_panels));
+    if (measures) {
+      best = measured_pick(a, opt, merged, shortlist(ranked, opt.expected_vectors));
       why = nullptr;
     }
     if (best.empty()) {
@@ -549,29 +566,44 @@ class Matrix {
   }
 
  private:
+  // csr-merge, converted, where its column-panel rule splits a's columns
+  // (csr_merge_column_panels > 1: x outgrows the L2 on rows that gather
+  // from across it); `panels` gets the count. Empty where
+  // the rule builds no panels or csr-merge cannot hold a. auto takes it
+  // without ranking or timing anything, and so does A^T's pick: every
+  // format's figure takes x's gathers at the same cost whether or not L2
+  // holds x, so the model cannot rank formats there, and the others
+  // gather x from memory, which the panels avoid. On an H100 (x of 56-134
+  // MB, eight matrices of five families) csr-merge was 1.23-2.2x faster
+  // than every other candidate auto timed, and timing two more cost 20-60
+  // ms of set-up (up to 40 of its SpMVs).
+  template <class In>
+  static Matrix convert_panelled_merge(const In& a, const ConvertOptions& opt, const canonical_type* merged,
+                                       int& panels) {
+    panels = csr_merge_column_panels(device_view(a), opt);
+    if (panels <= 1) return Matrix();
+    try {
+      detail::ProfilingRegion region("kspmv::auto::candidate csr-merge");
+      return convert_to(a, Format::CsrMerge, opt, merged);
+    } catch (const FormatCannotHoldError&) {
+      return Matrix();
+    }
+  }
+
   // The shortlist measured_pick converts and times, in order: the model's
-  // ranking, with csr-merge moved where the model cannot rank it.
-  //  - Where csr-merge builds column panels (x outgrows the L2 on rows
-  //    that gather from across it, merge_column_panels), it is the only
-  //    candidate: every format's figure takes x's gathers at the same cost
-  //    whether or not L2 holds x, so the model cannot rank them there, and
-  //    the others gather x from memory, which the panels avoid. On an H100
-  //    (x of 56-134 MB, eight matrices of five families) csr-merge was
-  //    1.23-2.2x faster than every other candidate auto timed, and timing
-  //    two more cost 20-60 ms of set-up (up to 40 of its SpMVs).
-  //  - Else, for products of k > 1 columns, the format whose fused kernel
-  //    serves any pattern, csr-merge, goes second, after the model's first
-  //    choice, whatever its rank: a fused kernel reads the matrix once for
-  //    all columns, which the model, ranking by one SpMV, does not see;
-  //    measured_pick's trial rule (columns_in_spmvs) and the trials decide.
-  static std::vector<FormatEstimate> shortlist(std::vector<FormatEstimate> ranked, int k, bool merge_panels) {
-    if (ranked.size() < 2 || (k <= 1 && !merge_panels)) return ranked;
+  // ranking, but for products of k > 1 columns the format whose fused
+  // kernel serves any pattern, csr-merge, goes second, after the model's
+  // first choice, whatever its rank: a fused kernel reads the matrix once
+  // for all columns, which the model, ranking by one SpMV, does not see;
+  // measured_pick's trial rule (columns_in_spmvs) and the trials decide.
+  // (Where csr-merge builds column panels auto takes it unranked:
+  // convert_panelled_merge.)
+  static std::vector<FormatEstimate> shortlist(std::vector<FormatEstimate> ranked, int k) {
+    if (ranked.size() < 2 || k <= 1) return ranked;
     const auto merge = std::find_if(ranked.begin(), ranked.end(), [](const FormatEstimate& e) {
       return e.format == Format::CsrMerge && e.feasible;
     });
-    if (merge == ranked.end()) return ranked;
-    if (merge_panels) return {*merge};
-    if (merge > ranked.begin() + 1) std::rotate(ranked.begin() + 1, merge, merge + 1);
+    if (merge != ranked.end() && merge > ranked.begin() + 1) std::rotate(ranked.begin() + 1, merge, merge + 1);
     return ranked;
   }
 
@@ -844,8 +876,12 @@ class Matrix {
     return false;
   }
 
-  // The model's fastest format for `t` among those built on the device.
+  // The model's fastest format for `t` among those built on the device;
+  // csr-merge, with no pattern figures taken, where it would build column
+  // panels for t on a device (convert_panelled_merge says why).
   static Format pick_built_on_device(const device_csr_type& t, const ConvertOptions& opt) {
+    constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+    if (!on_host && csr_merge_column_panels(t, opt) > 1) return Format::CsrMerge;
     const int tau = static_cast<int>(sizeof(Scalar));
     const auto& hw = default_model();
     const auto stats = stats_of(t, tau, hw, opt.auto_sample_entries);
