@@ -461,22 +461,27 @@ class Matrix {
     const bool measures = !on_host && opt.auto_measure && opt.auto_candidates > 1;
     if (measures) {
       // Where csr-merge builds column panels it is the only candidate
-      // (shortlist()): converted here before any pattern figures, which
-      // would rank nothing (on an H100 they took 15-24 ms of 32-51 ms
-      // set-ups on x of 56-134 MB), and not timed against nothing.
+      // (convert_panelled_merge says why): converted here before any
+      // pattern figures, which would rank nothing (on an H100 they took
+      // 15-32 ms of 32-54 ms set-ups on x of 56-134 MB), and not timed
+      // against nothing.
       int panels = 1;
       Matrix merge = convert_panelled_merge(a, opt, merged, panels);
       if (!merge.empty()) {
         merge.auto_note_ = "csr-merge in " + std::to_string(panels) +
-                           " column panels: x outgrows the L2 on rows that gather across it (no pattern "
-                           "figures, nothing else timed), expected_applies " +
+                           " column panels: x outgrows the L2 on rows that gather across it (taken "
+                           "unranked, nothing timed), expected_applies " +
                            std::to_string(opt.expected_applies);
         merge.auto_picked_ = true;
         merge.conversion_seconds_ = timer.seconds();
         return merge;
       }
     }
+    // The set-up counts the panel check but not a first-use calibration
+    // (model_for_auto: once a process, then cached).
+    const double panel_check = timer.seconds();
     const auto& hw = model_for_auto(opt);
+    timer.reset();
     const int tau = static_cast<int>(sizeof(Scalar));
     std::optional<detail::ProfilingRegion> phase(std::in_place, "kspmv::auto::figures");
     const auto stats = stats_of(a, tau, hw, opt.auto_sample_entries);
@@ -508,7 +513,7 @@ class Matrix {
     std::snprintf(cost, sizeof cost, "; pattern figures %.1f ms, ranking %.1f ms", figures_ms, ranking_ms);
     best.auto_note_ += cost;
     best.auto_picked_ = true;
-    best.conversion_seconds_ = timer.seconds();
+    best.conversion_seconds_ = panel_check + timer.seconds();
     return best;
   }
 
