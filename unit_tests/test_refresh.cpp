@@ -149,11 +149,11 @@ TEST(Refresh, CsrOrderKeepsNoMap) {
                    Format::KkCrs, Format::Coo})
     EXPECT_EQ(Matrix<double>::convert(a, f).value_map_bytes(), 0u) << format_name(f);
   // A format without a slot walk keeps one slot a nonzero.
-  EXPECT_EQ(Matrix<double>::convert(a, Format::EvcHyb).value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));
+  EXPECT_EQ(Matrix<double>::convert(a, Format::Ehyb).value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));
 }
 
-// Formats that reorder rows (jad, sorted pellr) are refreshed by walking
-// their rows and keep no slot a nonzero: the row offsets, and where a row
+// Formats that reorder rows (jad, sorted pellr, evc-hyb) are refreshed by
+// walking their rows and keep no slot a nonzero: the row offsets, and where a row
 // is longer than one segment where each row's segments start, 8 bytes a
 // row each. Those in the CSR's row order keep a slot a nonzero, written by
 // their walk (no tags).
@@ -167,6 +167,7 @@ TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
   ASSERT_NE(std::find(props.begin(), props.end(), std::make_pair(std::string("sorted"), std::string("yes"))), props.end());
   EXPECT_EQ(pellr.value_map_bytes(), two_per_row);
   EXPECT_EQ(Matrix<double>::convert(a, Format::Jad, opt).value_map_bytes(), two_per_row);
+  EXPECT_EQ(Matrix<double>::convert(a, Format::EvcHyb, opt).value_map_bytes(), two_per_row);
   EXPECT_EQ(Matrix<double>::convert(a, Format::Hyb, opt).value_map_bytes(), per_entry);
   const auto b = generate<double>("banded:500:7");  // equal rows: pellr keeps the CSR's order
   const std::size_t b_entry = 4 * static_cast<std::size_t>(b.nnz());

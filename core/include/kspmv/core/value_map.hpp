@@ -12,9 +12,9 @@
 // after it, the same bits as a fresh conversion of those values.
 //
 // A format that knows where each entry of a row lands (a slot walk: dia,
-// ell, ellr, hyb, pellr, jad; see walk_slots in row_segments.hpp) needs no
-// tags: it is built from the values themselves. Where it reorders rows
-// (sorted pellr, jad) a refresh walks its rows again, a thread a row
+// ell, ellr, hyb, pellr, jad, evc-hyb; see walk_slots in row_segments.hpp)
+// needs no tags: it is built from the values themselves. Where it reorders
+// rows (sorted pellr, jad, evc-hyb) a refresh walks its rows again, a thread a row
 // segment writing neighbouring slots, and the map keeps only the CSR's row
 // offsets (by_rows()) and, where rows are longer than a segment, where
 // each row's segments start; a scatter through a per-entry map would write

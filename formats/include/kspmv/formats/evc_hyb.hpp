@@ -42,6 +42,7 @@
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/permutation.hpp"
+#include "kspmv/core/profiling.hpp"
 #include "kspmv/core/roofline.hpp"
 #include "kspmv/formats/csr_adaptive.hpp"
 #if KSPMV_ENABLE_CUDA
@@ -82,6 +83,7 @@ struct EvcHybDevice {
   int split = 128;
   OutputOrder order = OutputOrder::Caller;
   Kokkos::View<int*, memory_space> new_to_old;  // sorted row -> caller row
+  std::int64_t longest = 0;                      // the longest row
   // Caller order through a gather pass (CallerY::Gather, CUDA path only):
   // caller row -> sorted row, and the sorted results' workspace.
   bool gather_y = false;
@@ -90,6 +92,7 @@ struct EvcHybDevice {
   // sub-ELL part
   std::vector<EvcEllBlock> host_blocks;
   Kokkos::View<int*, memory_space> ell_blocks;  // detail::kEvcBlockInts per block, as EvcEllBlock
+  Kokkos::View<int*, memory_space> slice_block;  // each 32-row sub-ELL slice's block (the slot walk's)
   Kokkos::View<int*, memory_space> ell_col;     // -1: padding
   Kokkos::View<Scalar*, memory_space> ell_val;
   int ell_teams = 0;
@@ -104,20 +107,99 @@ struct EvcHybDevice {
   double conversion_seconds = 0;
 
   std::size_t storage_bytes() const {
-    return (new_to_old.span() + old_to_new.span() + ell_blocks.span() + ell_col.span() + csr_ranges.span() + csr_row_ptr.span() +
-            csr_col.span()) *
+    return (new_to_old.span() + old_to_new.span() + ell_blocks.span() + slice_block.span() + ell_col.span() +
+            csr_ranges.span() + csr_row_ptr.span() + csr_col.span()) *
                sizeof(int) +
            (ell_val.span() + csr_val.span() + y_sorted.span()) * sizeof(Scalar);
   }
 };
 
+namespace detail {
+// Its slot walk (row_segments.hpp, walk_slots): sorted position p holds
+// CSR row new_to_old(p); below isplit its n-th entry is column n of p's
+// sub-ELL block (column-major over the block's rows), above it entry n of
+// p's padded vector-CSR row, whose slots follow the sub-ELL part's. The
+// conversion fills along it, and a refresh walks it again (the rows are
+// sorted, so a slice's rows lie far apart in the CSR: a map of slots
+// would write each sector of a slice at times far apart).
+template <class Scalar, class ExecSpace>
+struct EvcHybSlotWalk {
+  using memory_space = typename ExecSpace::memory_space;
+  Kokkos::View<const offset_t*, memory_space> rp;
+  Kokkos::View<const int*, memory_space> perm, slice_block, blocks, csr_row_ptr;
+  std::int64_t isplit = 0, ell_slots = 0;
+  std::int64_t positions = 0, longest = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t p) const { return rp(perm(p)); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t p) const { return rp(perm(p) + 1); }
+  template <class Op>
+  KOKKOS_INLINE_FUNCTION void walk(const std::int64_t p, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
+    const std::int64_t first = begin(p);
+    if (p < isplit) {
+      constexpr int B = kEvcBlockInts;
+      const int q = slice_block(static_cast<int>(p / 32));
+      const std::int64_t row_begin = blocks(q * B), brows = blocks(q * B + 1), offset = blocks(q * B + 3);
+      const std::int64_t base = offset + (p - row_begin);
+      for (std::int64_t k = k0; k < k1; ++k) op(k, base + (k - first) * brows);
+    } else {
+      const std::int64_t base = ell_slots + csr_row_ptr(p - isplit) - first;
+      for (std::int64_t k = k0; k < k1; ++k) op(k, base + k);
+    }
+  }
+};
+template <class Scalar, class ExecSpace>
+EvcHybSlotWalk<Scalar, ExecSpace> slot_walk(const EvcHybDevice<Scalar, ExecSpace>& f,
+                                            const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
+  return {rp,
+          f.new_to_old,
+          f.slice_block,
+          f.ell_blocks,
+          f.csr_row_ptr,
+          f.report.isplit,
+          static_cast<std::int64_t>(f.ell_val.extent(0)),
+          static_cast<std::int64_t>(f.nrows),
+          f.longest};
+}
+// Refreshed by walking its rows (matrix.hpp): they are sorted.
+template <class Scalar, class ExecSpace>
+bool refresh_by_rows(const EvcHybDevice<Scalar, ExecSpace>&) {
+  return true;
+}
+// The fill's step: a slot below ell_slots is in the sub-ELL part.
+template <class Scalar, class ExecSpace>
+struct EvcHybFill {
+  using memory_space = typename ExecSpace::memory_space;
+  Kokkos::View<const int*, memory_space> col;
+  Kokkos::View<const Scalar*, memory_space> src;
+  Kokkos::View<int*, memory_space> ell_col, csr_col;
+  Kokkos::View<Scalar*, memory_space> ell_val, csr_val;
+  std::int64_t ell_slots = 0;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k, const std::int64_t s) const {
+    if (s < ell_slots) {
+      ell_col(s) = col(k);
+      ell_val(s) = src(k);
+    } else {
+      csr_col(s - ell_slots) = col(k);
+      csr_val(s - ell_slots) = src(k);
+    }
+  }
+};
+}  // namespace detail
+
+// The warps of the sorted order whose x sectors the report's alpha counts
+// on the host, at most, and the entries they may hold (by the mean row):
+// the report's whole cost. alpha is a report figure, no kernel or choice
+// reads it; 1024 warps of whatever length cost 5-11 ms of a conversion on
+// the FEM meshes and 15 ms on a dense 2000 x 2000.
+constexpr std::int64_t kEvcAlphaWarps = 128;
+constexpr std::int64_t kEvcAlphaEntries = std::int64_t(1) << 17;
+
 // On the device (a host input is uploaded first): the rows' lengths and
 // their sorted order by a device sort of (length, first column, row) keys;
 // the sub-ELL blocks, their threads and the vector-CSR ranges planned on
 // the host from the sorted lengths (4 bytes a row cross); then a thread a
-// sorted row places its entries. The roofline's alpha reads up to 1024
-// warps of the sorted order, spread evenly (every warp where there are
-// fewer).
+// sorted row places its entries. The roofline's alpha reads up to
+// kEvcAlphaWarps warps of the sorted order (fewer where rows are long),
+// spread evenly (every warp where there are fewer).
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
@@ -292,8 +374,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   d.ell_blocks = detail::upload<int, M>(flat, "kspmv::evc_hyb::ell_blocks");
   d.csr_ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::evc_hyb::csr_ranges");
   d.csr_row_ptr = detail::upload<int, M>(cptr, "kspmv::evc_hyb::csr_row_ptr");
-  const auto slice_block_d = detail::upload<int, M>(slice_block, "kspmv::evc_hyb::slice_block");
-  // The entries, a thread a sorted row; padding holds column -1, value 0.
+  d.slice_block = detail::upload<int, M>(slice_block, "kspmv::evc_hyb::slice_block");
   d.ell_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::ell_col")), slots);
   d.ell_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::evc_hyb::ell_val")), slots);
   d.csr_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::csr_col")),
@@ -301,51 +382,30 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   d.csr_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::evc_hyb::csr_val")), cptr.back());
   Kokkos::deep_copy(space, d.ell_col, -1);
   Kokkos::deep_copy(space, d.csr_col, -1);
-  {
-    constexpr int B = detail::kEvcBlockInts;
-    const auto rp = a.row_ptr;
-    const auto col = a.col_idx;
-    const auto src = a.values;
-    const auto blk = d.ell_blocks;
-    const auto cp = d.csr_row_ptr;
-    const auto ecol = d.ell_col;
-    const auto eval = d.ell_val;
-    const auto ccol = d.csr_col;
-    const auto cval = d.csr_val;
-    // Position p holds CSR row perm(p): its j-th entry goes to column j of
-    // p's ELL block, or to the CSR part's row p - isplit.
-    detail::for_each_row_segment(
-        space, "kspmv::evc_hyb::fill", n, longest, KOKKOS_LAMBDA(const std::int64_t p) { return rp(perm(p)); },
-        KOKKOS_LAMBDA(const std::int64_t p) { return rp(perm(p) + 1); },
-        KOKKOS_LAMBDA(const std::int64_t p, const std::int64_t k0, const std::int64_t k1) {
-          const std::int64_t first = rp(perm(p));
-          if (p < isplit) {
-            const int q = slice_block_d(static_cast<int>(p / 32));
-            const std::int64_t row_begin = blk(q * B), brows = blk(q * B + 1), offset = blk(q * B + 3);
-            for (std::int64_t k = k0; k < k1; ++k) {
-              const std::int64_t pos = offset + (k - first) * brows + (p - row_begin);
-              ecol(pos) = col(k);
-              eval(pos) = src(k);
-            }
-          } else {
-            const std::int64_t base = cp(p - isplit) - first;
-            for (std::int64_t k = k0; k < k1; ++k) {
-              ccol(base + k) = col(k);
-              cval(base + k) = src(k);
-            }
-          }
-        });
-  }
-  // Report: the paper's Table 3 and the roofline of §3.2, alpha from up to
-  // 1024 warps of the sorted order.
+  d.longest = longest;
   d.report.isplit = isplit;
+  // The entries along the slot walk, a thread a sorted row (a segment of
+  // a long one); padding holds column -1, value 0.
+  {
+    const auto walk = detail::slot_walk(d, a.row_ptr);
+    detail::for_each_row_segment(
+        space, "kspmv::evc_hyb::fill", n, longest, detail::WalkBegin<decltype(walk)>{walk},
+        detail::WalkEnd<decltype(walk)>{walk},
+        detail::WalkSegment<decltype(walk), detail::EvcHybFill<Scalar, ExecSpace>>{
+            walk, {a.col_idx, a.values, d.ell_col, d.csr_col, d.ell_val, d.csr_val, slots}});
+  }
+  // Report: the paper's Table 3 and the roofline of §3.2, alpha from a
+  // sample of the sorted order's warps (kEvcAlphaWarps).
   d.report.ell_slots = slots;
   d.report.vcsr_slots = cptr.back();
   d.report.padding = slots + cptr.back() - a.nnz();
   d.report.ell_blocks = static_cast<int>(blocks.size());
   d.report.csr_ranges = static_cast<int>(d.host_ranges.size());
   {
-    const std::int64_t warps = (n + 31) / 32, stride = std::max<std::int64_t>(1, warps / 1024);
+    detail::ProfilingRegion region("kspmv::evc_hyb::report");
+    const std::int64_t mean = std::max<std::int64_t>(1, a.nnz() / std::max<std::int64_t>(1, n));
+    const std::int64_t sampled = std::clamp<std::int64_t>(kEvcAlphaEntries / (32 * mean), 1, kEvcAlphaWarps);
+    const std::int64_t warps = (n + 31) / 32, stride = std::max<std::int64_t>(1, warps / sampled);
     std::vector<std::int64_t> positions;
     std::vector<std::size_t> warp_end;
     for (std::int64_t w = 0; w < warps; w += stride) {
