@@ -173,12 +173,14 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
 
 // Medians of the H100 node's runs (kspmv_perf, device CSR input; the
 // host's single thread builds ehyb and pkt): conversions of the formats
-// built on the device take about 2 ms plus 0.1-1.3 ns a nonzero, evc-hyb
-// (a sort of 64-bit keys, the lengths to the host and back) 25 ms plus 2
-// ns; ehyb 90-260 ns a nonzero (METIS); pkt has no such run and takes
+// built on the device take about 2 ms plus 0.1-1.3 ns a nonzero (evc-hyb
+// too: 1.8 ms plus 0.15 ns fitted on perf_tests/suites/setup-fit.txt,
+// refresh 1.5 SpMVs; it takes jad's figures, as the others are taken);
+// ehyb 90-260 ns a nonzero (METIS); pkt has no such run and takes
 // ehyb's (its METIS partition dominates). Refresh: one copy for the
-// formats that keep the CSR order, a scatter for the others (2.7 SpMVs
-// for ell, hyb and dia, 4 for pellr, 1.7-7 for evc-hyb, 10.5 for ehyb).
+// formats that keep the CSR order, a scatter or a walk of the rows for
+// the others (2.7 SpMVs for ell, hyb, dia, jad and evc-hyb, 4 for pellr,
+// 10.5 for ehyb).
 SetupDefaults setup_defaults(Format f) {
   switch (f) {
     case Format::Csr:
@@ -194,7 +196,7 @@ SetupDefaults setup_defaults(Format f) {
     case Format::Jad: return {2000, 0.5, 2.7};
     case Format::Pellr: return {2000, 0.5, 4.0};
     case Format::CsrMerge: return {2000, 0.5, 1.0};  // CSR's copy plus its merge-path split points
-    case Format::EvcHyb: return {25000, 2.0, 5.0};  // on the device: 51-98 ms on 11M-30M nonzeros
+    case Format::EvcHyb: return {2000, 0.5, 2.7};  // built and refreshed along its rows like jad
     case Format::Ehyb:
     case Format::Pkt: return {5000, 250, 10.5};
     case Format::Auto: break;
