@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
+#include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/scratch.hpp"
 
 namespace kspmv::detail {
@@ -136,6 +137,18 @@ void for_each_row_segment(const ExecSpace& space, const char* label, std::int64_
 // r holding entries [begin(r), end(r)), and walk(r, k0, k1, op) calling
 // op(k, s) for each entry k in [k0, k1) with the slot s of the format's
 // values that holds it. These adapt one to for_each_row_segment.
+// The rows of a slot walk over a format that keeps rows in an order of
+// its own (sorted pellr, jad, evc-hyb): position r holds CSR row perm(r).
+// A format's walk derives from it and adds walk().
+template <class ExecSpace>
+struct PermutedRows {
+  Kokkos::View<const offset_t*, typename ExecSpace::memory_space> rp;
+  Kokkos::View<const int*, typename ExecSpace::memory_space> perm;
+  std::int64_t positions = 0, longest = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t r) const { return rp(perm(r)); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t r) const { return rp(perm(r) + 1); }
+};
+
 template <class Walk>
 struct WalkBegin {
   Walk w;

@@ -123,17 +123,12 @@ namespace detail {
 // sorted, so a slice's rows lie far apart in the CSR: a map of slots
 // would write each sector of a slice at times far apart).
 template <class Scalar, class ExecSpace>
-struct EvcHybSlotWalk {
-  using memory_space = typename ExecSpace::memory_space;
-  Kokkos::View<const offset_t*, memory_space> rp;
-  Kokkos::View<const int*, memory_space> perm, slice_block, blocks, csr_row_ptr;
+struct EvcHybSlotWalk : PermutedRows<ExecSpace> {
+  Kokkos::View<const int*, typename ExecSpace::memory_space> slice_block, blocks, csr_row_ptr;
   std::int64_t isplit = 0, ell_slots = 0;
-  std::int64_t positions = 0, longest = 0;
-  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t p) const { return rp(perm(p)); }
-  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t p) const { return rp(perm(p) + 1); }
   template <class Op>
   KOKKOS_INLINE_FUNCTION void walk(const std::int64_t p, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
-    const std::int64_t first = begin(p);
+    const std::int64_t first = this->begin(p);
     if (p < isplit) {
       constexpr int B = kEvcBlockInts;
       const int q = slice_block(static_cast<int>(p / 32));
@@ -149,15 +144,12 @@ struct EvcHybSlotWalk {
 template <class Scalar, class ExecSpace>
 EvcHybSlotWalk<Scalar, ExecSpace> slot_walk(const EvcHybDevice<Scalar, ExecSpace>& f,
                                             const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
-  return {rp,
-          f.new_to_old,
+  return {{rp, f.new_to_old, static_cast<std::int64_t>(f.nrows), f.longest},
           f.slice_block,
           f.ell_blocks,
           f.csr_row_ptr,
           f.report.isplit,
-          static_cast<std::int64_t>(f.ell_val.extent(0)),
-          static_cast<std::int64_t>(f.nrows),
-          f.longest};
+          static_cast<std::int64_t>(f.ell_val.extent(0))};
 }
 // Refreshed by walking its rows (matrix.hpp): they are sorted.
 template <class Scalar, class ExecSpace>

@@ -159,22 +159,18 @@ auto value_members(JadDevice<Scalar, ExecSpace>& f) {
 // Its slot walk (row_segments.hpp, walk_slots): position r holds CSR row
 // new_to_old(r), its n-th entry in jagged diagonal n at r.
 template <class Scalar, class ExecSpace>
-struct JadSlotWalk {
-  Kokkos::View<const offset_t*, typename ExecSpace::memory_space> rp;
-  Kokkos::View<const int*, typename ExecSpace::memory_space> perm, jd_ptr;
-  std::int64_t positions = 0, longest = 0;
-  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t r) const { return rp(perm(r)); }
-  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t r) const { return rp(perm(r) + 1); }
+struct JadSlotWalk : PermutedRows<ExecSpace> {
+  Kokkos::View<const int*, typename ExecSpace::memory_space> jd_ptr;
   template <class Op>
   KOKKOS_INLINE_FUNCTION void walk(const std::int64_t r, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
-    const std::int64_t first = begin(r);
+    const std::int64_t first = this->begin(r);
     for (std::int64_t k = k0; k < k1; ++k) op(k, std::int64_t(jd_ptr(k - first)) + r);
   }
 };
 template <class Scalar, class ExecSpace>
 JadSlotWalk<Scalar, ExecSpace> slot_walk(const JadDevice<Scalar, ExecSpace>& f,
                                          const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
-  return {rp, f.new_to_old, f.jd_ptr, f.nrows, f.ndiag};
+  return {{rp, f.new_to_old, f.nrows, f.ndiag}, f.jd_ptr};
 }
 // Refreshed by walking its rows, which it sorts (matrix.hpp).
 template <class Scalar, class ExecSpace>

@@ -243,23 +243,19 @@ auto value_members(PellrDevice<Scalar, ExecSpace>& f) {
 // Its slot walk (row_segments.hpp, walk_slots): position r holds CSR row
 // new_to_old(r), its n-th entry in column n of r's lane of r's slice.
 template <class Scalar, class ExecSpace>
-struct PellrSlotWalk {
-  Kokkos::View<const offset_t*, typename ExecSpace::memory_space> rp;
-  Kokkos::View<const int*, typename ExecSpace::memory_space> perm, offset;
-  std::int64_t positions = 0, longest = 0;
-  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t r) const { return rp(perm(r)); }
-  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t r) const { return rp(perm(r) + 1); }
+struct PellrSlotWalk : PermutedRows<ExecSpace> {
+  Kokkos::View<const int*, typename ExecSpace::memory_space> offset;
   template <class Op>
   KOKKOS_INLINE_FUNCTION void walk(const std::int64_t r, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
     constexpr int S = PellrDevice<Scalar, ExecSpace>::slice;
-    const std::int64_t first = begin(r), base = offset(r / S) + r % S;
+    const std::int64_t first = this->begin(r), base = offset(r / S) + r % S;
     for (std::int64_t k = k0; k < k1; ++k) op(k, base + (k - first) * S);
   }
 };
 template <class Scalar, class ExecSpace>
 PellrSlotWalk<Scalar, ExecSpace> slot_walk(const PellrDevice<Scalar, ExecSpace>& f,
                                            const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
-  return {rp, f.new_to_old, f.slice_offset, f.nrows, f.longest};
+  return {{rp, f.new_to_old, f.nrows, f.longest}, f.slice_offset};
 }
 // Refreshed by walking its rows where they are sorted (matrix.hpp).
 template <class Scalar, class ExecSpace>
