@@ -63,7 +63,7 @@ using Space = Kokkos::DefaultExecutionSpace;
 using Mem = Space::memory_space;
 
 // A suite entry: name, source, and optional conversion options
-// (partitioner=metis|contiguous|auto, hyb_k=N, max_fill=F).
+// (partitioner=metis|contiguous|rcm|bfs|cells|auto, hyb_k=N, max_fill=F).
 struct Entry {
   std::string name, source;
   // The model is the one kspmv_perf chose (--calibration, --calibrate, or
@@ -372,7 +372,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 }
 
 // One conversion option, as a suite entry or a runner suffix spells it
-// (partitioner=metis|contiguous|rcm|bfs|auto, partition_budget=SECONDS (0: none),
+// (partitioner=metis|contiguous|rcm|bfs|cells|auto, partition_budget=SECONDS (0: none),
 // hyb_k=N|auto|paper|third, max_fill=F,
 // order=caller|internal, evc_split=N, ehyb_shared=BYTES,
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, ehyb_padded_fill=F, evc_rows_per_thread=N, evc_ell_lanes=N,
@@ -421,11 +421,13 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
   const auto whole = [&](double least) {
     return static_cast<std::int64_t>(option_number(k, v, true, std::max(least, -9007199254740992.0), 9007199254740992.0));
   };
-  if (k == "partitioner" && (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs"))
+  if (k == "partitioner" &&
+      (v == "metis" || v == "contiguous" || v == "auto" || v == "rcm" || v == "bfs" || v == "cells"))
     o.partitioner = v == "metis"        ? kspmv::Partitioner::Metis
                     : v == "contiguous" ? kspmv::Partitioner::Contiguous
                     : v == "rcm"        ? kspmv::Partitioner::Rcm
                     : v == "bfs"        ? kspmv::Partitioner::Bfs
+                    : v == "cells"      ? kspmv::Partitioner::Cells
                                         : kspmv::Partitioner::Auto;
   else if (k == "partition_budget")
     o.partition_budget_seconds = real(0);

@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 
+#include "kspmv/core/device_partition.hpp"
 #include "kspmv/core/partition.hpp"
 #include "test_support.hpp"
 
@@ -115,18 +116,137 @@ TEST(Partition, BfsPartsHoldPktsBound) {
   EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 2.0, -1.0));
 }
 
+// The host build's Auto (kspmv::Matrix builds EHYB on the device with
+// cells instead).
 TEST(Partition, EhybPastTheBudgetUsesBfsPartsAndSaysSo) {
   if (!have_metis()) GTEST_SKIP() << "built without METIS";
   const auto a = generate<double>("lap3d:40");
   ConvertOptions o;
   o.ehyb_shared_bytes = 4096;
   o.partition_budget_seconds = 1e-3;
-  const auto m = Matrix<double>::convert(a, Format::Ehyb, o);
-  std::map<std::string, std::string> props;
-  for (const auto& [k, v] : m.properties()) props[k] = v;
-  EXPECT_EQ(props["partitioner"], "bfs");
-  EXPECT_NE(props["partition_note"].find("budget"), std::string::npos) << props["partition_note"];
-  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.5));
+  const auto host_built = to_ehyb<double, Kokkos::DefaultExecutionSpace>(a, o);
+  EXPECT_EQ(host_built.report.partitioner, "bfs");
+  EXPECT_NE(host_built.report.partition_note.find("budget"), std::string::npos) << host_built.report.partition_note;
   o.partitioner = Partitioner::Metis;
   EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, o), LimitError);
 }
+
+namespace {
+// A 3D stencil in a random row order: no locality left in the numbering.
+HostCsr<double> scrambled_lap3d(int n, std::uint64_t seed) {
+  const auto lap = generate<double>("lap3d:" + std::to_string(n));
+  std::vector<ordinal_t> perm(static_cast<std::size_t>(lap.nrows));
+  std::iota(perm.begin(), perm.end(), 0);
+  Rng rng(seed);
+  for (std::size_t i = perm.size() - 1; i > 0; --i)
+    std::swap(perm[i], perm[static_cast<std::size_t>(rng.uniform() * double(i + 1)) % (i + 1)]);
+  HostCoo<double> c(lap.nrows, lap.ncols);
+  for (ordinal_t i = 0; i < lap.nrows; ++i)
+    for (auto k = lap.row_ptr[i]; k < lap.row_ptr[i + 1]; ++k) c.add(perm[i], perm[lap.col_idx[k]], lap.values[k]);
+  return to_csr(c);
+}
+std::vector<int> labels_of(const DevicePartition<Kokkos::DefaultExecutionSpace>& p) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.part_of);
+  return std::vector<int>(h.data(), h.data() + h.extent(0));
+}
+}  // namespace
+
+// Cells on the matrix's execution space: every row in a part, parts within
+// 3% of their share, most entries inside (a scrambled stencil: contiguous
+// blocks keep almost none, RCM's a half), the same parts on every run.
+TEST(Partition, CellsAreBalancedLocalAndRepeatable) {
+  using E = Kokkos::DefaultExecutionSpace;
+  const auto a = scrambled_lap3d(24, 11);
+  const auto d = upload_csr<double, E>(a);
+  const int nparts = 24;
+  const auto p = cell_partition(E(), d.row_ptr, d.col_idx, a.nrows, nparts, a.nrows);
+  const auto label = labels_of(p);
+  std::vector<std::int64_t> rows(nparts, 0);
+  for (int l : label) {
+    ASSERT_GE(l, 0);
+    ASSERT_LT(l, nparts);
+    ++rows[l];
+  }
+  EXPECT_EQ(rows, p.part_rows);
+  const double share = double(a.nrows) / nparts;
+  for (std::int64_t r : rows) EXPECT_LE(r, static_cast<std::int64_t>(share * 1.03) + 64) << r;
+  EXPECT_GT(p.in_part, 0.75);
+  const auto rcm = partition_rows_into(a, nparts, Partitioner::Rcm, 0.0);
+  const auto host = partition_rows_into(a, nparts, Partitioner::Cells, 0.0);
+  EXPECT_EQ(host.method, "cells");
+  EXPECT_NE(host.note.find("in-part share"), std::string::npos) << host.note;
+  // The host's partition of the same pattern is the same one.
+  std::vector<int> host_label(label.size());
+  for (std::size_t q = 0; q + 1 < host.part_start.size(); ++q)
+    for (ordinal_t r = host.part_start[q]; r < host.part_start[q + 1]; ++r) host_label[host.new_to_old[r]] = static_cast<int>(q);
+  EXPECT_EQ(host_label, label);
+  std::vector<int> rcm_label(label.size());
+  for (std::size_t q = 0; q + 1 < rcm.part_start.size(); ++q)
+    for (ordinal_t r = rcm.part_start[q]; r < rcm.part_start[q + 1]; ++r) rcm_label[rcm.new_to_old[r]] = static_cast<int>(q);
+  std::int64_t rcm_in = 0;
+  for (ordinal_t i = 0; i < a.nrows; ++i)
+    for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) rcm_in += rcm_label[a.col_idx[k]] == rcm_label[i];
+  EXPECT_GT(p.in_part, double(rcm_in) / double(a.nnz()) + 0.2);
+  EXPECT_EQ(labels_of(cell_partition(E(), d.row_ptr, d.col_idx, a.nrows, nparts, a.nrows)), label);
+}
+
+// Rows no wave reaches (a diagonal matrix: no edges at all) and a hub that
+// reaches every row in one wave still give valid, balanced parts; a
+// max_rows below the share is kept where cells allow.
+TEST(Partition, CellsWithoutEdgesOrAroundAHub) {
+  using E = Kokkos::DefaultExecutionSpace;
+  HostCoo<double> hub(5000, 5000);
+  for (ordinal_t i = 0; i < 5000; ++i) {
+    hub.add(i, i, 4.0);
+    if (i > 0) {
+      hub.add(0, i, -1.0);
+      hub.add(i, 0, -1.0);
+    }
+  }
+  for (const auto& a : {generate<double>("dense:1:1"), to_csr(hub), generate<double>("blockdiag:5000:1")}) {
+    const auto d = upload_csr<double, E>(a);
+    const int nparts = std::min<int>(16, a.nrows);
+    const auto p = cell_partition(E(), d.row_ptr, d.col_idx, a.nrows, nparts, std::max<std::int64_t>(1, a.nrows / 8));
+    std::int64_t total = 0;
+    for (std::int64_t r : p.part_rows) {
+      total += r;
+      EXPECT_LE(r, std::max<std::int64_t>(1, a.nrows / 8)) << a.nrows;
+    }
+    EXPECT_EQ(total, a.nrows);
+    for (int l : labels_of(p)) EXPECT_TRUE(l >= 0 && l < nparts);
+  }
+}
+
+// Random columns: most entries join two cells, so the cells are joined in
+// order (no cell graph) and the note says so; the parts stay equal.
+TEST(Partition, CellsOnAPatternWithoutLocality) {
+  using E = Kokkos::DefaultExecutionSpace;
+  const auto a = generate<double>("uniform:20000:5:15:seed=4");
+  const auto d = upload_csr<double, E>(a);
+  const auto p = cell_partition(E(), d.row_ptr, d.col_idx, a.nrows, 16, a.nrows);
+  EXPECT_TRUE(p.no_locality);
+  std::int64_t total = 0;
+  for (std::int64_t r : p.part_rows) {
+    total += r;
+    EXPECT_LE(r, a.nrows / 16 + 2 * 64) << r;
+  }
+  EXPECT_EQ(total, a.nrows);
+  const auto host = partition_rows_into(a, 16, Partitioner::Cells, 0.0);
+  EXPECT_NE(host.note.find("no locality"), std::string::npos) << host.note;
+  const auto mesh = scrambled_lap3d(16, 5);
+  const auto dm = upload_csr<double, E>(mesh);
+  EXPECT_FALSE(cell_partition(E(), dm.row_ptr, dm.col_idx, mesh.nrows, 16, mesh.nrows).no_locality);
+}
+
+TEST(Partition, CellsAndGroupCellsRejectBadArguments) {
+  using E = Kokkos::DefaultExecutionSpace;
+  const auto a = generate<double>("lap2d:10");
+  const auto d = upload_csr<double, E>(a);
+  EXPECT_THROW(cell_partition(E(), d.row_ptr, d.col_idx, a.nrows, 0, 10), InvalidArgumentError);
+  EXPECT_THROW(cell_partition(E(), d.row_ptr, d.col_idx, a.nrows, 4, 0), InvalidArgumentError);
+  EXPECT_THROW(group_cells({0, 1}, {0, 0}, {1}, {3}, 2, 10), InvalidArgumentError);  // adj and weight differ
+  EXPECT_THROW(group_cells({0, 0}, {}, {}, {3}, 0, 10), InvalidArgumentError);
+  const auto one = group_cells({0, 0}, {}, {}, {3}, 2, 10);
+  EXPECT_EQ(one.size(), 1u);
+}
+

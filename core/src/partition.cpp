@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "kspmv/config.hpp"
+#include "kspmv/core/device_partition.hpp"
 #if KSPMV_HAVE_METIS
 #include <metis.h>
 #endif
@@ -170,6 +171,25 @@ RowPartition bfs_parts(const HostCsr<Scalar>& a, int nparts) {
   std::vector<std::int64_t> xadj, adj;
   symmetric_graph(a, xadj, adj);
   return bfs_grow(xadj, adj, nparts);
+}
+
+// Cell parts (device_partition.hpp) of a host CSR, computed on the host's
+// execution space with views of its own arrays.
+template <class Scalar>
+RowPartition cell_parts(const HostCsr<Scalar>& a, int nparts, ordinal_t max_rows) {
+  using H = Kokkos::DefaultHostExecutionSpace;
+  const detail::unmanaged_host<const offset_t> row_ptr(a.row_ptr.data(), a.row_ptr.size());
+  const detail::unmanaged_host<const ordinal_t> col_idx(a.col_idx.data(), a.col_idx.size());
+  const auto cells = cell_partition(H(), row_ptr, col_idx, a.nrows, nparts, max_rows);
+  std::vector<int> label(static_cast<std::size_t>(a.nrows));
+  Kokkos::deep_copy(detail::unmanaged_host<int>(label.data(), label.size()), cells.part_of);
+  RowPartition p = from_labels(label, nparts, max_rows);
+  char note[160];
+  std::snprintf(note, sizeof note, "%d cells, %d levels%s; in-part share %.1f%%", cells.cells, cells.levels,
+                cells.no_locality ? ", no locality (cells joined in order)" : "", 100.0 * cells.in_part);
+  p.note = note;
+  p.method = "cells";
+  return p;
 }
 
 // Share of A's entries whose column lies in its row's part: what a window
@@ -418,6 +438,8 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
     return metis_within_budget(a, nparts, max_rows, how, budget_seconds, progress);
   } else if (how == Partitioner::Bfs && nparts > 1) {
     p = bfs_parts(a, nparts);
+  } else if (how == Partitioner::Cells && nparts > 1) {
+    p = cell_parts(a, nparts, max_rows);
   } else if (how == Partitioner::Rcm) {
     const auto order = rcm_order(a);
     p = from_labels(label, 1, max_rows);
@@ -446,7 +468,10 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
   const bool metis = (how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1 && n > nparts;
   if (metis) return metis_within_budget(a, nparts, n, how, budget_seconds, progress);
   RowPartition p;
-  if (how == Partitioner::Bfs || how == Partitioner::Auto) {
+  if (how == Partitioner::Cells) {
+    if (progress) progress("partitioning (cells)", 0.0);
+    p = cell_parts(a, nparts, n);
+  } else if (how == Partitioner::Bfs || how == Partitioner::Auto) {
     if (progress) progress("partitioning (BFS growing)", 0.0);
     p = bfs_parts(a, nparts);
   } else {
@@ -465,6 +490,117 @@ RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partition
   }
   p.seconds = seconds_since(t0);
   return p;
+}
+
+std::vector<int> group_cells(const std::vector<std::int64_t>& xadj, const std::vector<int>& adj,
+                             const std::vector<int>& weight, const std::vector<std::int64_t>& cell_rows, int nparts,
+                             std::int64_t max_rows) {
+  const int ncells = static_cast<int>(cell_rows.size());
+  if (nparts < 1) throw InvalidArgumentError("group_cells: nparts must be >= 1");
+  if (xadj.size() != cell_rows.size() + 1 || adj.size() != weight.size() ||
+      (ncells > 0 && xadj.back() != static_cast<std::int64_t>(adj.size())))
+    throw InvalidArgumentError("group_cells: the cell graph's arrays disagree in size");
+  std::int64_t n = 0;
+  for (std::int64_t r : cell_rows) n += r;
+  std::vector<int> part(static_cast<std::size_t>(ncells), -1);
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(nparts), 0);
+  // Growing: part q takes cells breadth-first until it holds its share of
+  // the rows, stopping before a cell that would leave it further from
+  // that share than it is, or pass max_rows.
+  std::vector<char> queued(static_cast<std::size_t>(ncells), 0);
+  std::vector<int> queue, frontier;
+  int next_seed = 0;
+  std::int64_t done = 0;
+  for (int q = 0; q < nparts; ++q) {
+    const std::int64_t target = n * (q + 1) / nparts - done;
+    queue.clear();
+    for (int c : frontier)
+      if (part[c] < 0) {
+        queue.push_back(c);
+        queued[c] = 1;
+        break;
+      }
+    std::size_t head = 0;
+    std::int64_t count = 0;
+    while (count < target) {
+      if (head == queue.size()) {  // a new component (or the first part)
+        while (next_seed < ncells && part[next_seed] >= 0) ++next_seed;
+        if (next_seed == ncells) break;
+        queue.push_back(next_seed);
+        queued[next_seed] = 1;
+      }
+      const int c = queue[head++];
+      if (part[c] >= 0) continue;
+      const std::int64_t after = count + cell_rows[c];
+      if (count > 0 && (after - target > target - count || after > max_rows)) {
+        queued[c] = 0;  // for a later part
+        break;
+      }
+      part[c] = q;
+      count = after;
+      for (std::int64_t k = xadj[c]; k < xadj[c + 1]; ++k)
+        if (!queued[adj[k]] && part[adj[k]] < 0) {
+          queued[adj[k]] = 1;
+          queue.push_back(adj[k]);
+        }
+    }
+    rows[q] = count;
+    done += count;
+    frontier.assign(queue.begin() + static_cast<std::ptrdiff_t>(head), queue.end());
+    for (int c : frontier) queued[c] = 0;
+  }
+  // Cells no part took (the last parts stopped short): each to the part
+  // with the fewest rows among its neighbours', else overall.
+  for (int c = 0; c < ncells; ++c) {
+    if (part[c] >= 0) continue;
+    int best = -1;
+    for (std::int64_t k = xadj[c]; k < xadj[c + 1]; ++k) {
+      const int q = part[adj[k]];
+      if (q >= 0 && rows[q] + cell_rows[c] <= max_rows && (best < 0 || rows[q] < rows[best])) best = q;
+    }
+    if (best < 0) best = static_cast<int>(std::min_element(rows.begin(), rows.end()) - rows.begin());
+    part[c] = best;
+    rows[best] += cell_rows[c];
+  }
+  // Refinement: a border cell moves to the neighbouring part it shares
+  // the most entries with, where that beats what it shares with its own
+  // and both parts stay within 3% of their share (and max_rows).
+  const double share = double(n) / nparts;
+  const std::int64_t hi = std::min<std::int64_t>(max_rows, static_cast<std::int64_t>(share * 1.03));
+  const std::int64_t lo = static_cast<std::int64_t>(share * 0.97);
+  std::vector<std::int64_t> with(static_cast<std::size_t>(nparts), 0);
+  std::vector<int> touched;
+  constexpr int kPasses = 4;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    int moved = 0;
+    for (int c = 0; c < ncells; ++c) {
+      const int p = part[c];
+      touched.clear();
+      for (std::int64_t k = xadj[c]; k < xadj[c + 1]; ++k) {
+        const int q = part[adj[k]];
+        if (with[q] == 0) touched.push_back(q);
+        with[q] += weight[k];
+      }
+      const std::int64_t own = with[p];
+      int to = -1;
+      std::int64_t gain = 0;
+      for (int q : touched)
+        if (q != p && with[q] - own > gain && rows[q] + cell_rows[c] <= hi && rows[p] - cell_rows[c] >= lo) {
+          gain = with[q] - own;
+          to = q;
+        }
+      for (int q : touched) with[q] = 0;
+      with[p] = 0;
+      if (to >= 0) {
+        part[c] = to;
+        rows[p] -= cell_rows[c];
+        rows[to] += cell_rows[c];
+        ++moved;
+      }
+    }
+    if (moved == 0) break;
+  }
+  return part;
 }
 
 template <class Scalar>

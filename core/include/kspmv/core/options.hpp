@@ -19,13 +19,18 @@ enum class OutputOrder { Caller, Internal };
 enum class KernelPath { Auto, Portable };
 
 // How PKT and EHYB partition rows.
-// Auto: METIS when kspmv was built with it and it finishes within
+// Auto: for EHYB built from a device CSR (what kspmv::Matrix does), Cells;
+// for the host builds (EHYB's to_ehyb of a HostCsr, PKT), METIS when kspmv
+// was built with it and it finishes within
 // ConvertOptions::partition_budget_seconds, else parts grown breadth-first
 // (EHYB; PKT without METIS: contiguous). Reported in the format's
 // properties (partitioner, partition_note), never silent.
 // Rcm: reverse Cuthill-McKee order, then contiguous blocks. Bfs: parts
 // grown breadth-first over the graph, each from the last one's frontier.
-enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs };
+// Cells: small balls of rows grown on the matrix's execution space, joined
+// into parts (kspmv/core/device_partition.hpp): milliseconds on a GPU where
+// METIS takes seconds, for a few points of the in-part share.
+enum class Partitioner { Auto, Metis, Contiguous, Rcm, Bfs, Cells };
 
 // Whether PELLR sorts its rows by length. Auto: only where sorting cuts the
 // warp iterations N_iter (pellr eq. 1) by at least 5% (pellr_should_sort);

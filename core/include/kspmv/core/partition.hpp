@@ -25,7 +25,7 @@ namespace kspmv {
 bool have_metis();
 
 struct RowPartition {
-  std::string method;              // "metis", "bfs", "rcm-contiguous" or "contiguous"
+  std::string method;              // "metis", "bfs", "cells", "rcm-contiguous" or "contiguous"
   // Why this method and what the other gave, where Auto tried two
   // (in-part shares: entries whose column lies in the row's part).
   std::string note;
@@ -58,6 +58,20 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
 template <class Scalar>
 RowPartition partition_rows_into(const HostCsr<Scalar>& a, int nparts, Partitioner how, double budget_seconds,
                                  const ProgressFn& progress = {});
+
+// Cells of rows (a weighted graph: cell c holds cell_rows[c] rows, and
+// weight[k] entries join it to cell adj[k], k in [xadj[c], xadj[c + 1]))
+// joined into `nparts` parts of about equal rows, none above max_rows
+// (unless one cell alone is): parts grown breadth-first over the cells,
+// each from a cell the previous part reached, then a few passes that move
+// a cell on a part's border to the neighbouring part it has more entries
+// with, where both parts stay within 3% of their share of the rows. The
+// device partitioner's last step (device_partition.hpp): its cells are
+// few (tens of rows each), so this runs on the host in a millisecond or
+// two. Returns each cell's part.
+std::vector<int> group_cells(const std::vector<std::int64_t>& xadj, const std::vector<int>& adj,
+                             const std::vector<int>& weight, const std::vector<std::int64_t>& cell_rows, int nparts,
+                             std::int64_t max_rows);
 
 // Reverse Cuthill-McKee order (new_to_old) of the graph of A + A^T, each
 // connected component from a minimum-degree vertex: a bandwidth-reducing,
