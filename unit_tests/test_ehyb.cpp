@@ -125,7 +125,8 @@ TEST(Ehyb, NothingInPartAndEverythingInPart) {
 TEST(Ehyb, NonSymmetricPatternsAndPartitioners) {
   const auto a = generate<double>("uniform:3000:0:25:seed=9");  // square, non-symmetric
   const auto b = generate<double>("powerlaw:4000:7:seed=2");
-  for (Partitioner how : {Partitioner::Contiguous, Partitioner::Rcm, Partitioner::Bfs, Partitioner::Auto}) {
+  for (Partitioner how :
+       {Partitioner::Contiguous, Partitioner::Rcm, Partitioner::Bfs, Partitioner::Cells, Partitioner::Auto}) {
     for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
       const auto o = small_windows(4096, k, how);
       expect_matches(a, o, "uniform");
@@ -135,7 +136,7 @@ TEST(Ehyb, NonSymmetricPatternsAndPartitioners) {
     const std::string expect = how == Partitioner::Contiguous ? "contiguous"
                                : how == Partitioner::Rcm      ? "rcm-contiguous"
                                : how == Partitioner::Bfs      ? "bfs"
-                                                              : (have_metis() ? "metis" : "bfs");
+                                                              : "cells";  // Auto: the device build's
     EXPECT_EQ(p["partitioner"], expect);
   }
   // RCM gathers a randomly scrambled 3D stencil back into bands: many more
@@ -156,6 +157,9 @@ TEST(Ehyb, NonSymmetricPatternsAndPartitioners) {
   auto pb = props(Matrix<double>::convert(scrambled, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Bfs)));
   EXPECT_GT(std::stod(pr["pct_cached"]), std::stod(pc["pct_cached"]));
   EXPECT_GT(std::stod(pb["pct_cached"]), std::stod(pr["pct_cached"]) + 20);
+  auto pcells = props(Matrix<double>::convert(scrambled, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Cells)));
+  EXPECT_GT(std::stod(pcells["pct_cached"]), std::stod(pr["pct_cached"]) + 20);
+  expect_matches(scrambled, small_windows(4096, KernelPath::Auto, Partitioner::Cells), "scrambled lap3d, cells");
   expect_matches(scrambled, small_windows(4096, KernelPath::Auto, Partitioner::Bfs), "scrambled lap3d, bfs");
   if (!have_metis())
     EXPECT_THROW(Matrix<double>::convert(a, Format::Ehyb, small_windows(4096, KernelPath::Auto, Partitioner::Metis)),
@@ -366,3 +370,101 @@ TEST(Ehyb, OptionErrors) {
   }
   EXPECT_THROW(Matrix<double>::convert(generate<double>("uniform:30:1:3:cols=40"), Format::Ehyb), FormatCannotHoldError);
 }
+
+namespace {
+template <class T, class V>
+std::vector<T> host_copy(const V& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<T>(h.data(), h.data() + h.extent(0));
+}
+// Every array of two EHYB builds, bit for bit (values compared as bits).
+template <class S>
+void expect_same_ehyb(const EhybDevice<S, Space>& d, const EhybDevice<S, Space>& h, const std::string& what) {
+  EXPECT_EQ(d.report.parts, h.report.parts) << what;
+  EXPECT_EQ(d.report.window_rows, h.report.window_rows) << what;
+  EXPECT_EQ(d.er_inline, h.er_inline) << what;
+  EXPECT_EQ(host_copy<int>(d.new_to_old), host_copy<int>(h.new_to_old)) << what;
+  EXPECT_EQ(host_copy<int>(d.part_start), host_copy<int>(h.part_start)) << what;
+  EXPECT_EQ(host_copy<int>(d.part_slice), host_copy<int>(h.part_slice)) << what;
+  EXPECT_EQ(host_copy<int>(d.slice_width), host_copy<int>(h.slice_width)) << what;
+  EXPECT_EQ(host_copy<int>(d.slice_offset), host_copy<int>(h.slice_offset)) << what;
+  EXPECT_EQ(host_copy<std::uint16_t>(d.ell_col), host_copy<std::uint16_t>(h.ell_col)) << what;
+  EXPECT_EQ(host_copy<S>(d.ell_val), host_copy<S>(h.ell_val)) << what;
+  EXPECT_EQ(host_copy<int>(d.er_start), host_copy<int>(h.er_start)) << what;
+  EXPECT_EQ(host_copy<std::uint16_t>(d.er_count), host_copy<std::uint16_t>(h.er_count)) << what;
+  EXPECT_EQ(host_copy<int>(d.er_width), host_copy<int>(h.er_width)) << what;
+  EXPECT_EQ(host_copy<int>(d.er_col), host_copy<int>(h.er_col)) << what;
+  EXPECT_EQ(host_copy<S>(d.er_val), host_copy<S>(h.er_val)) << what;
+  EXPECT_EQ(host_copy<int>(d.long_row_ptr), host_copy<int>(h.long_row_ptr)) << what;
+  EXPECT_EQ(host_copy<int>(d.long_col), host_copy<int>(h.long_col)) << what;
+  EXPECT_EQ(host_copy<S>(d.long_val), host_copy<S>(h.long_val)) << what;
+  EXPECT_EQ(host_copy<int>(d.long_y), host_copy<int>(h.long_y)) << what;
+  EXPECT_EQ(d.long_blocks, h.long_blocks) << what;
+  EXPECT_EQ(d.report.ell_nnz, h.report.ell_nnz) << what;
+  EXPECT_EQ(d.report.er_nnz, h.report.er_nnz) << what;
+  EXPECT_EQ(d.report.er_rows, h.report.er_rows) << what;
+  EXPECT_EQ(d.report.er_padded_slices, h.report.er_padded_slices) << what;
+  EXPECT_EQ(d.report.long_rows, h.report.long_rows) << what;
+  EXPECT_DOUBLE_EQ(d.report.er_separate_bytes, h.report.er_separate_bytes) << what;
+  EXPECT_DOUBLE_EQ(d.report.bytes_per_nonzero, h.report.bytes_per_nonzero) << what;
+}
+template <class S>
+void device_build_matches_host_build(const std::string& spec, ConvertOptions o) {
+  const auto a = generate<S>(spec);
+  o.partitioner = Partitioner::Cells;
+  const auto d = to_ehyb<S, Space>(upload_csr<S, Space>(a), o);
+  EXPECT_EQ(d.report.partitioner, "cells") << spec;
+  EXPECT_NE(d.report.partition_note.find("on the device"), std::string::npos) << d.report.partition_note;
+  const auto h = to_ehyb<S, Space>(a, o);
+  EXPECT_EQ(h.report.partitioner, "cells") << spec;
+  expect_same_ehyb(d, h, spec);
+}
+}  // namespace
+
+// The device build (cells, the default from a device CSR) lays out every
+// slot as the host build does from the same cells: the same order, widths,
+// padding, packed and padded extra rows, long rows, in both orders.
+TEST(Ehyb, DeviceBuildMatchesHostBuildOfTheSameCells) {
+  for (const char* spec : {"lap3d:16", "uniform:3000:0:25:seed=9", "powerlaw:4000:7:seed=2", "blockdiag:3000:7",
+                           "banded:2500:20"}) {
+    for (double fill : {0.0, 0.75, 2.0}) {
+      for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal}) {
+        ConvertOptions o = small_windows(4096);
+        o.ehyb_padded_fill = fill;
+        o.output_order = order;
+        o.ehyb_long_row = 24;  // long rows on the power-law and uniform rows
+        device_build_matches_host_build<double>(spec, o);
+        if (fill == 0.75 && order == OutputOrder::Caller) device_build_matches_host_build<float>(spec, o);
+      }
+    }
+  }
+}
+
+// Through kspmv::Matrix from a device CSR: products and refreshes right,
+// the cells said, and what the device build hands to the host build.
+TEST(Ehyb, DeviceBuildProductsRefreshAndFallbacks) {
+  const auto a = generate<double>("fem:box=6x6x6:p2:order=scrambled");
+  const auto d = upload_csr<double, Space>(a);
+  ConvertOptions o = small_windows(4096);
+  o.partitioner = Partitioner::Auto;
+  auto m = Matrix<double>::convert(d, Format::Ehyb, o);
+  EXPECT_EQ(props(m)["partitioner"], "cells");
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.5, -0.5));
+  auto b = a;
+  for (auto& v : b.values) v = v * 0.5 + 1.0;
+  m.update_values(Space(), upload_csr<double, Space>(b).values);
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, m, 1.0, 0.0));
+  // The separate extra-row layout and the host partitioners: the host build.
+  o.ehyb_er = ErLayout::Separate;
+  EXPECT_EQ(props(Matrix<double>::convert(d, Format::Ehyb, o))["er"], "separate");
+  o.ehyb_er = ErLayout::Auto;
+  o.partitioner = Partitioner::Bfs;
+  EXPECT_EQ(props(Matrix<double>::convert(d, Format::Ehyb, o))["partitioner"], "bfs");
+  // An empty matrix and a 1x1.
+  for (const char* spec : {"lap1d:1", "dense:1"}) {
+    const auto t = generate<double>(spec);
+    o.partitioner = Partitioner::Cells;
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(t, Matrix<double>::convert(upload_csr<double, Space>(t), Format::Ehyb, o), 1.0, 0.0)) << spec;
+  }
+}
+

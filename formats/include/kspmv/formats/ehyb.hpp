@@ -46,7 +46,10 @@
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
+#include "kspmv/core/device_build.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_info.hpp"
+#include "kspmv/core/device_partition.hpp"
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -175,20 +178,17 @@ inline bool ehyb_er_inline(ErLayout want, std::int64_t most_extra_in_a_row, std:
   return want == ErLayout::Inline || (want == ErLayout::Auto && countable && nnz <= kEhybInlineMaxNnz);
 }
 
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
-  Kokkos::Timer timer;
-  using D = EhybDevice<Scalar, ExecSpace>;
-  using M = typename D::memory_space;
+namespace detail {
+// The x window a part may cache and the first K of eq. (1), from the
+// device's figures and the options (checked: InvalidArgumentError); fills
+// the report's processors, parts_per_sm and shared_bytes. Both builds.
+struct EhybWindow {
+  std::int64_t cap = 0;  // rows a part's window holds
+  std::int64_t k = 1;
+};
+template <class Scalar, class ExecSpace>
+EhybWindow ehyb_window(std::int64_t n, const ConvertOptions& opt, EhybReport& rep) {
   constexpr int tau = static_cast<int>(sizeof(Scalar));
-  detail::require_square(a.nrows, a.ncols, "ehyb");
-  D d;
-  d.nrows = a.nrows;
-  d.ncols = a.ncols;
-  d.nnz = a.nnz();
-  d.order = opt.output_order;
-  d.kernel = opt.kernel;
-  EhybReport& rep = d.report;
   // Device figures: the tuned CUDA kernel may opt in to all of an SM's
   // shared memory, the portable one has Kokkos' team scratch limit.
   const DeviceFigures fig = device_figures<ExecSpace>();
@@ -222,9 +222,32 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   // measured 1.02-1.12x over two parts of 1024 threads at 32 registers
   // (which had beaten four of 512 by 2-7% and eight of 256). The larger
   // windows keep more entries in-part too.
-  const std::int64_t n = a.nrows;
+  EhybWindow w;
+  w.cap = cap;
   std::int64_t K = std::max<std::int64_t>(1, (n * 103 / 100 + cap * rep.processors - 1) / (cap * rep.processors));
-  K = std::max<std::int64_t>(K, per_sm);
+  w.k = std::max<std::int64_t>(K, per_sm);
+  return w;
+}
+}  // namespace detail
+
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  using D = EhybDevice<Scalar, ExecSpace>;
+  using M = typename D::memory_space;
+  constexpr int tau = static_cast<int>(sizeof(Scalar));
+  detail::require_square(a.nrows, a.ncols, "ehyb");
+  D d;
+  d.nrows = a.nrows;
+  d.ncols = a.ncols;
+  d.nnz = a.nnz();
+  d.order = opt.output_order;
+  d.kernel = opt.kernel;
+  EhybReport& rep = d.report;
+  const std::int64_t n = a.nrows;
+  const detail::EhybWindow window = detail::ehyb_window<Scalar, ExecSpace>(n, opt, rep);
+  const std::int64_t cap = window.cap;
+  std::int64_t K = window.k;
   const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
   RowPartition part;
   Kokkos::Timer partitioning;
@@ -432,6 +455,400 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   d.long_val = detail::upload<Scalar, M>(lval, "kspmv::ehyb::long_val");
   d.long_y = detail::upload<int, M>(ly, "kspmv::ehyb::long_y");
   ExecSpace().fence();
+  rep.reorder_seconds = reorder.seconds();
+  d.conversion_seconds = timer.seconds();
+  return d;
+}
+
+// EHYB built on the device from a CSR there (the default partitioner, or
+// Partitioner::Cells): the parts by cell_partition (device_partition.hpp),
+// then each row's in-part and extra counts, the rows sorted into Algorithm
+// 1's order (part, in-part count descending, extra count descending, row)
+// by stable radix passes, the slices' widths and offsets by scans, and one
+// thread a row filling its slots. The host sees the partition's cell
+// graph, a few scalars and the long rows' lengths. Every other
+// partitioner (METIS, BFS, RCM, contiguous: host algorithms) and the
+// separate extra-row layout take the host build above on a copy of the
+// CSR, as does a host space without a radix sort where the sort's keys
+// would not fit 64 bits.
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
+  using D = EhybDevice<Scalar, ExecSpace>;
+  using M = typename D::memory_space;
+  using ints = Kokkos::View<int*, M>;
+  constexpr int tau = static_cast<int>(sizeof(Scalar));
+  detail::require_square(a.nrows, a.ncols, "ehyb");
+  const bool cells = opt.partitioner == Partitioner::Auto || opt.partitioner == Partitioner::Cells;
+  const bool separate = opt.ehyb_er == ErLayout::Separate || (opt.ehyb_er == ErLayout::Auto && a.nnz() > kEhybInlineMaxNnz);
+  if (!cells || separate || a.nrows == 0) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
+  Kokkos::Timer timer;
+  ExecSpace space;
+  D d;
+  d.nrows = a.nrows;
+  d.ncols = a.ncols;
+  d.nnz = a.nnz();
+  d.order = opt.output_order;
+  d.kernel = opt.kernel;
+  EhybReport& rep = d.report;
+  const std::int64_t n = a.nrows;
+  const detail::EhybWindow window = detail::ehyb_window<Scalar, ExecSpace>(n, opt, rep);
+  const std::int64_t cap = window.cap;
+  std::int64_t K = window.k;
+  const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
+  if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
+  DevicePartition<ExecSpace> part;
+  std::int64_t biggest = 0;
+  for (int attempt = 0;; ++attempt) {
+    const std::int64_t parts = std::min(K * rep.processors, most_parts);
+    if (parts > std::numeric_limits<int>::max()) throw FormatCannotHoldError("ehyb: too many parts");
+    part = cell_partition(space, a.row_ptr, a.col_idx, n, static_cast<int>(parts), cap);
+    biggest = *std::max_element(part.part_rows.begin(), part.part_rows.end());
+    if (biggest <= cap) break;
+    if (attempt == 8)
+      throw FormatCannotHoldError("ehyb: the partitioner keeps parts larger than the " + std::to_string(cap) +
+                                  "-value window");
+    ++K;
+  }
+  const int nparts = static_cast<int>(part.part_rows.size());
+  rep.window_rows = static_cast<int>(biggest);
+  rep.k = static_cast<int>(K);
+  rep.parts = nparts;
+  rep.partitioner = "cells";
+  {
+    char note[160];
+    std::snprintf(note, sizeof note, "on the device: %d cells, %d levels%s; in-part share %.1f%%", part.cells,
+                  part.levels, part.no_locality ? ", no locality (cells joined in order)" : "",
+                  100.0 * part.in_part);
+    rep.partition_note = note;
+  }
+  rep.partition_seconds = part.seconds;
+  Kokkos::Timer reorder;
+  if (opt.progress) opt.progress("reordering (on the device)", 0.0);
+  const auto part_of = part.part_of;
+  const auto row_ptr = a.row_ptr;
+  const auto col_idx = a.col_idx;
+  const auto values = a.values;
+  const std::int64_t long_row = opt.ehyb_long_row;
+  // Each row's entries in its part and outside it (none for a long row,
+  // whose entries all go to the long-row CSR).
+  detail::ScratchSet<ExecSpace> temps(space);
+  auto in_count = temps.template take<int>("kspmv::ehyb::in_part", n);
+  auto out_count = temps.template take<int>("kspmv::ehyb::outside", n);
+  std::int64_t most_in = 0, most_out = 0, er_nnz = 0, rows_flagged = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::ehyb::counts", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& mi) {
+        const std::int64_t len = row_ptr(i + 1) - row_ptr(i);
+        std::int64_t in = 0;
+        if (long_row > 0 && len > long_row) {
+          in_count(i) = -1;  // long: none sliced
+          out_count(i) = 0;
+          return;
+        }
+        for (auto k = row_ptr(i); k < row_ptr(i + 1); ++k) in += part_of(col_idx(k)) == part_of(i) ? 1 : 0;
+        in_count(i) = static_cast<int>(in);
+        out_count(i) = static_cast<int>(len - in);
+        mi = in > mi ? in : mi;
+      },
+      Kokkos::Max<std::int64_t>(most_in));
+  Kokkos::parallel_reduce(
+      "kspmv::ehyb::most_outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& mo) { mo = out_count(i) > mo ? out_count(i) : mo; },
+      Kokkos::Max<std::int64_t>(most_out));
+  Kokkos::parallel_reduce(
+      "kspmv::ehyb::outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& s) { s += out_count(i); }, er_nnz);
+  // Rows with extra entries (high 32 bits) and long rows (low): one sum.
+  Kokkos::parallel_reduce(
+      "kspmv::ehyb::flagged_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& s) {
+        s += (out_count(i) > 0 ? std::int64_t(1) << 32 : 0) + (in_count(i) < 0 ? 1 : 0);
+      },
+      rows_flagged);
+  const std::int64_t er_rows = rows_flagged >> 32, long_rows = rows_flagged & 0xFFFFFFFF;
+  Kokkos::parallel_for(
+      "kspmv::ehyb::long_in_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { in_count(i) = in_count(i) < 0 ? 0 : in_count(i); });
+  d.er_inline = ehyb_er_inline(opt.ehyb_er, most_out, a.nnz());
+  if (!d.er_inline) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
+  // Algorithm 1's order: by part, in-part count descending, extra count
+  // descending, row.
+  ints new_to_old(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::new_to_old")), n);
+  if constexpr (detail::has_radix_sort<ExecSpace>()) {
+    auto key = temps.template take<unsigned>("kspmv::ehyb::key", n);
+    auto spare_key = temps.template take<unsigned>("kspmv::ehyb::key", n);
+    auto row = temps.template take<int>("kspmv::ehyb::row", n);
+    auto spare_row = temps.template take<int>("kspmv::ehyb::row", n);
+    Kokkos::parallel_for(
+        "kspmv::ehyb::key_outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+          row(i) = static_cast<int>(i);
+          key(i) = static_cast<unsigned>(most_out - out_count(i));
+        });
+    detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(most_out + 1), &temps);
+    Kokkos::parallel_for(
+        "kspmv::ehyb::key_in_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
+          key(p) = static_cast<unsigned>(most_in - in_count(row(p)));
+        });
+    detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(most_in + 1), &temps);
+    Kokkos::parallel_for(
+        "kspmv::ehyb::key_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t p) { key(p) = static_cast<unsigned>(part_of(row(p))); });
+    detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(nparts), &temps);
+    Kokkos::deep_copy(space, new_to_old, row);
+  } else {
+    // One sort of unique 64-bit keys where they fit.
+    const double range = double(nparts) * double(most_in + 1) * double(most_out + 1) * double(n);
+    if (!(range < 9.2e18)) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
+    auto key = temps.template take<std::uint64_t>("kspmv::ehyb::key", n);
+    Kokkos::parallel_for(
+        "kspmv::ehyb::keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::uint64_t q = static_cast<std::uint64_t>(part_of(i));
+          const std::uint64_t in = static_cast<std::uint64_t>(most_in - in_count(i));
+          const std::uint64_t out = static_cast<std::uint64_t>(most_out - out_count(i));
+          key(i) = ((q * std::uint64_t(most_in + 1) + in) * std::uint64_t(most_out + 1) + out) * std::uint64_t(n) +
+                   std::uint64_t(i);
+        });
+    space.fence();
+    Kokkos::sort(key);
+    Kokkos::fence();
+    Kokkos::parallel_for(
+        "kspmv::ehyb::order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t p) { new_to_old(p) = static_cast<int>(key(p) % std::uint64_t(n)); });
+  }
+  auto old_to_new = temps.template take<int>("kspmv::ehyb::old_to_new", n);
+  Kokkos::parallel_for(
+      "kspmv::ehyb::inverse", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t p) { old_to_new(new_to_old(p)) = static_cast<int>(p); });
+  // Parts and their slices, on the host: parts are few.
+  std::vector<int> part_start(static_cast<std::size_t>(nparts) + 1, 0), part_slice(static_cast<std::size_t>(nparts) + 1, 0);
+  for (int q = 0; q < nparts; ++q) {
+    part_start[q + 1] = part_start[q] + static_cast<int>(part.part_rows[q]);
+    part_slice[q + 1] = part_slice[q] + static_cast<int>((part.part_rows[q] + 31) / 32);
+  }
+  const int nslices = part_slice[nparts];
+  std::vector<int> slice_part_h(static_cast<std::size_t>(nslices));
+  for (int q = 0; q < nparts; ++q)
+    for (int s = part_slice[q]; s < part_slice[q + 1]; ++s) slice_part_h[s] = q;
+  d.part_start = detail::upload<int, M>(part_start, "kspmv::ehyb::part_start");
+  d.part_slice = detail::upload<int, M>(part_slice, "kspmv::ehyb::part_slice");
+  const auto slice_part = detail::upload<int, M>(slice_part_h, "kspmv::ehyb::slice_part");
+  const auto pstart = d.part_start;
+  const auto pslice = d.part_slice;
+  // Each slice: its sliced-ELL width (its first row's in-part count: the
+  // rows are in descending order) and its extra rows, column-major padded
+  // to the widest where ehyb_padded_fill of the slots hold entries, else
+  // packed.
+  d.slice_width = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::slice_width")), nslices);
+  d.slice_offset = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::slice_offset")), nslices + 1);
+  d.er_width = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_width")), nslices);
+  d.er_start = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_start")), nslices + 1);
+  d.er_count = Kokkos::View<std::uint16_t*, M>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_count")), n);
+  const auto width = d.slice_width;
+  const auto offset = d.slice_offset;
+  const auto er_width = d.er_width;
+  const auto er_start = d.er_start;
+  const auto er_count = d.er_count;
+  const double fill = opt.ehyb_padded_fill;
+  auto er_slots_of = temps.template take<std::int64_t>("kspmv::ehyb::er_slots", nslices);
+  std::int64_t padded_slices = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::ehyb::slices", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
+      KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& padded) {
+        const int q = slice_part(s);
+        const int r0 = pstart(q) + 32 * static_cast<int>(s - pslice(q));
+        const int r1 = r0 + 32 < pstart(q + 1) ? r0 + 32 : pstart(q + 1);
+        std::int64_t widest = 0, sum = 0;
+        for (int p = r0; p < r1; ++p) {
+          const int o = new_to_old(p);
+          widest = out_count(o) > widest ? out_count(o) : widest;
+          sum += out_count(o);
+          er_count(p) = static_cast<std::uint16_t>(out_count(o));
+        }
+        width(s) = in_count(new_to_old(r0));
+        const bool pad = widest > 0 && double(sum) >= fill * 32.0 * double(widest);
+        er_width(s) = pad ? static_cast<int>(widest) : 0;
+        er_slots_of(s) = pad ? 32 * widest : sum;
+        padded += pad ? 1 : 0;
+      },
+      padded_slices);
+  rep.er_padded_slices = padded_slices;
+  std::int64_t ell_slots = 0, er_slots = 0;
+  Kokkos::parallel_scan(
+      "kspmv::ehyb::slice_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
+      KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
+        if (final) offset(s) = static_cast<int>(sum);
+        sum += 32 * std::int64_t(width(s));
+        if (final && s + 1 == nslices) offset(nslices) = static_cast<int>(sum);
+      },
+      ell_slots);
+  Kokkos::parallel_scan(
+      "kspmv::ehyb::er_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
+      KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
+        if (final) er_start(s) = static_cast<int>(sum);
+        sum += er_slots_of(s);
+        if (final && s + 1 == nslices) er_start(nslices) = static_cast<int>(sum);
+      },
+      er_slots);
+  if (ell_slots > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("ehyb: the sliced-ELL part needs more than 2^31 slots");
+  if (er_slots > std::numeric_limits<int>::max())
+    throw FormatCannotHoldError("ehyb: the extra-rows part holds more than 2^31 slots");
+  detail::check_allocation<ExecSpace>(ell_slots * (tau + 2) + er_slots * (tau + 4), "ehyb's slices",
+                                      opt.memory_budget_bytes);
+  d.ell_col = Kokkos::View<std::uint16_t*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::ell_col")), ell_slots);
+  d.ell_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::ell_val")), ell_slots);
+  d.er_col = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_col")), er_slots);
+  d.er_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::er_val")), er_slots);
+  Kokkos::deep_copy(space, d.ell_col, D::padding);
+  Kokkos::deep_copy(space, d.er_col, -1);
+  // The fill: a thread a row, its entries in CSR order.
+  {
+    const auto ell_col = d.ell_col;
+    const auto ell_val = d.ell_val;
+    const auto er_col = d.er_col;
+    const auto er_val = d.er_val;
+    const bool caller = d.order == OutputOrder::Caller;
+    Kokkos::parallel_for(
+        "kspmv::ehyb::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
+          const int o = new_to_old(p);
+          const std::int64_t len = row_ptr(o + 1) - row_ptr(o);
+          if (long_row > 0 && len > long_row) return;
+          const int q = part_of(o);
+          const int local = static_cast<int>(p) - pstart(q);
+          const int s = pslice(q) + local / 32, lane = local % 32;
+          const int r0 = static_cast<int>(p) - lane;
+          std::int64_t packed = er_start(s);
+          if (er_width(s) == 0)
+            for (int r = r0; r < p; ++r) packed += er_count(r);
+          std::int64_t kin = 0, kout = 0;
+          for (auto k = row_ptr(o); k < row_ptr(o + 1); ++k) {
+            const int c = col_idx(k);
+            if (part_of(c) == q) {
+              const std::int64_t slot = offset(s) + kin * 32 + lane;
+              ell_col(slot) = static_cast<std::uint16_t>(old_to_new(c) - pstart(q));
+              ell_val(slot) = values(k);
+              ++kin;
+            } else {
+              const std::int64_t slot = er_width(s) > 0 ? er_start(s) + kout * 32 + lane : packed + kout;
+              er_col(slot) = caller ? c : old_to_new(c);
+              er_val(slot) = values(k);
+              ++kout;
+            }
+          }
+        });
+  }
+  // Long rows: whole, as CSR, shortest first (TPR ranges need ascending
+  // lengths). Few: their rows and lengths come to the host.
+  std::vector<std::int64_t> lptr(1, 0), llen;
+  std::vector<int> long_list;
+  if (long_rows > 0) {
+    const auto rows = detail::rows_where(
+        space, n, KOKKOS_LAMBDA(const std::int64_t i) { return row_ptr(i + 1) - row_ptr(i) > long_row; },
+        "kspmv::ehyb::long_list");
+    long_list.resize(rows.extent(0));
+    Kokkos::deep_copy(space, detail::unmanaged_host<int>(long_list.data(), long_list.size()), rows);
+    std::vector<offset_t> rp(long_list.size() * 2);
+    auto rp_d = temps.template take<offset_t>("kspmv::ehyb::long_ptr", rp.size());
+    const auto rows_c = rows;
+    Kokkos::parallel_for(
+        "kspmv::ehyb::long_extents", Kokkos::RangePolicy<ExecSpace>(space, 0, rows.extent(0)),
+        KOKKOS_LAMBDA(const std::int64_t r) {
+          rp_d(2 * r) = row_ptr(rows_c(r));
+          rp_d(2 * r + 1) = row_ptr(rows_c(r) + 1);
+        });
+    Kokkos::deep_copy(space, detail::unmanaged_host<offset_t>(rp.data(), rp.size()),
+                      Kokkos::subview(rp_d, Kokkos::make_pair(std::size_t(0), rp.size())));
+    space.fence();
+    std::vector<std::size_t> by_len(long_list.size());
+    std::iota(by_len.begin(), by_len.end(), std::size_t(0));
+    std::stable_sort(by_len.begin(), by_len.end(),
+                     [&](std::size_t u, std::size_t v) { return rp[2 * u + 1] - rp[2 * u] < rp[2 * v + 1] - rp[2 * v]; });
+    std::vector<int> sorted_rows;
+    for (std::size_t u : by_len) {
+      sorted_rows.push_back(long_list[u]);
+      llen.push_back(rp[2 * u + 1] - rp[2 * u]);
+      lptr.push_back(lptr.back() + llen.back());
+    }
+    long_list = sorted_rows;
+    if (lptr.back() > std::numeric_limits<int>::max())
+      throw FormatCannotHoldError("ehyb: the long rows hold more than 2^31 entries");
+  }
+  rep.long_rows = long_rows;
+  rep.long_nnz = lptr.back();
+  d.long_host_ranges = tpr_ranges(llen, 256, 32);
+  d.long_blocks = d.long_host_ranges.empty() ? 0 : d.long_host_ranges.back().first_block + d.long_host_ranges.back().blocks;
+  d.long_ranges = detail::upload_ranges<M>(d.long_host_ranges, "kspmv::ehyb::long_ranges");
+  d.long_row_ptr = detail::upload<int, M>(lptr, "kspmv::ehyb::long_row_ptr");
+  const auto long_src = detail::upload<int, M>(long_list, "kspmv::ehyb::long_rows");
+  d.long_col = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::long_col")), lptr.back());
+  d.long_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::long_val")), lptr.back());
+  d.long_y = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::long_y")), long_list.size());
+  if (!long_list.empty()) {
+    const auto lrp = d.long_row_ptr;
+    const auto lcol = d.long_col;
+    const auto lval = d.long_val;
+    const auto ly = d.long_y;
+    const bool caller = d.order == OutputOrder::Caller;
+    using team_policy = Kokkos::TeamPolicy<ExecSpace>;
+    Kokkos::parallel_for(
+        "kspmv::ehyb::long_fill", team_policy(space, static_cast<int>(long_list.size()), Kokkos::AUTO),
+        KOKKOS_LAMBDA(const typename team_policy::member_type& t) {
+          const int r = t.league_rank();
+          const int o = long_src(r);
+          const auto b = row_ptr(o);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, lrp(r + 1) - lrp(r)), [&](const int j) {
+            const int c = col_idx(b + j);
+            lcol(lrp(r) + j) = caller ? c : old_to_new(c);
+            lval(lrp(r) + j) = values(b + j);
+          });
+          Kokkos::single(Kokkos::PerTeam(t), [&] { ly(r) = caller ? o : old_to_new(o); });
+        });
+  }
+  // The caller-order map and the separate layout's (empty) arrays.
+  d.new_to_old = new_to_old;
+  d.er_slices = 0;
+  d.er_offset = detail::upload<int, M>(std::vector<int>{0}, "kspmv::ehyb::er_offset");
+  d.er_y = ints("kspmv::ehyb::er_y", 0);
+  // Report, as the host build's.
+  rep.ell_slots = ell_slots;
+  rep.er_slots = er_slots;
+  rep.er_rows = er_rows;
+  rep.er_nnz = er_nnz;
+  rep.ell_nnz = a.nnz() - er_nnz - rep.long_nnz;
+  {
+    // The separate layout's slots: ER rows by count, descending, padded
+    // to each 32's first; from a histogram of the counts.
+    std::vector<std::int64_t> by_count(static_cast<std::size_t>(most_out) + 1, 0);
+    if (most_out > 0) {
+      auto hist = temps.template take<std::int64_t>("kspmv::ehyb::count_histogram", by_count.size());
+      Kokkos::deep_copy(space, hist, std::int64_t(0));
+      Kokkos::parallel_for(
+          "kspmv::ehyb::count_histogram", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+          KOKKOS_LAMBDA(const std::int64_t i) {
+            if (out_count(i) > 0) Kokkos::atomic_add(&hist(out_count(i)), std::int64_t(1));
+          });
+      Kokkos::deep_copy(space, detail::unmanaged_host<std::int64_t>(by_count.data(), by_count.size()), hist);
+      space.fence();
+    }
+    std::int64_t separate_slots = 0, seen = 0;
+    for (std::int64_t c = most_out; c >= 1; --c) {
+      // Rows at positions seen .. seen + by_count[c]: each multiple of 32 among them starts a slice of width c.
+      const std::int64_t first = (seen + 31) / 32 * 32;
+      if (first < seen + by_count[c]) separate_slots += 32 * c * ((seen + by_count[c] - 1 - first) / 32 + 1);
+      seen += by_count[c];
+    }
+    rep.er_inline_bytes = double(er_nnz) * (tau + 4) + 4.0 * double(nslices + 1) + 2.0 * double(n);
+    rep.er_separate_bytes = double(separate_slots) * (tau + 4) + double(er_rows) * (4 + 2 * tau);
+  }
+  if (a.nnz() > 0) {
+    rep.bytes_per_nonzero = (double(rep.ell_slots) * (tau + 2) + double(rep.er_slots + rep.long_nnz) * (tau + 4) +
+                             4.0 * double(nslices + nslices + nslices + 1) + 2.0 * double(n)) /
+                            double(a.nnz());
+    rep.csr_bytes_per_nonzero = (double(a.nnz()) * (tau + 4) + 4.0 * double(n + 1)) / double(a.nnz());
+  }
+  space.fence();
+  if (opt.progress) opt.progress("reordering (on the device)", 1.0);
   rep.reorder_seconds = reorder.seconds();
   d.conversion_seconds = timer.seconds();
   return d;

@@ -348,7 +348,7 @@ ModelHardware calibrate_model(const CalibrationOptions& co, const FormatTimer<Sc
                             double max_bytes, double min_share, double cap) -> double {
     ConvertOptions opt;
     opt.max_fill = max_fill;
-    opt.partitioner = f == Format::Pkt ? Partitioner::Contiguous : Partitioner::Bfs;
+    opt.partitioner = f == Format::Pkt ? Partitioner::Contiguous : Partitioner::Cells;
     try {
       // Only the estimate's traffic and chain are used: neither depends on
       // the efficiencies or the L2 gain being fitted.
