@@ -460,11 +460,18 @@ TEST(Ehyb, DeviceBuildProductsRefreshAndFallbacks) {
   o.ehyb_er = ErLayout::Auto;
   o.partitioner = Partitioner::Bfs;
   EXPECT_EQ(props(Matrix<double>::convert(d, Format::Ehyb, o))["partitioner"], "bfs");
-  // An empty matrix and a 1x1.
-  for (const char* spec : {"lap1d:1", "dense:1"}) {
-    const auto t = generate<double>(spec);
-    o.partitioner = Partitioner::Cells;
-    EXPECT_TRUE(kspmv_test::matrix_matches_reference(t, Matrix<double>::convert(upload_csr<double, Space>(t), Format::Ehyb, o), 1.0, 0.0)) << spec;
+  // 1x1 matrices, one with no entries at all, and every row long.
+  HostCoo<double> none(1, 1), empty(300, 300);
+  HostCoo<double> all_long(64, 64);
+  for (ordinal_t i = 0; i < 64; ++i)
+    for (ordinal_t j = 0; j < 64; ++j) all_long.add(i, j, 1.0 + i + 0.01 * j);
+  o.partitioner = Partitioner::Cells;
+  for (const auto& t : {generate<double>("lap1d:1"), generate<double>("dense:1"), to_csr(none), to_csr(empty), to_csr(all_long)}) {
+    ConvertOptions ol = o;
+    ol.ehyb_long_row = 16;
+    const auto m = Matrix<double>::convert(upload_csr<double, Space>(t), Format::Ehyb, ol);
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(t, m, 1.0, 0.0)) << t.nrows << " rows, " << t.nnz();
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(t, m, -1.0, 2.0)) << t.nrows << " rows, " << t.nnz();
   }
 }
 

@@ -566,6 +566,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
       },
       rows_flagged);
   const std::int64_t er_rows = rows_flagged >> 32, long_rows = rows_flagged & 0xFFFFFFFF;
+  most_in = std::max<std::int64_t>(most_in, 0);  // every row long: the max of nothing
   Kokkos::parallel_for(
       "kspmv::ehyb::long_in_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) { in_count(i) = in_count(i) < 0 ? 0 : in_count(i); });
