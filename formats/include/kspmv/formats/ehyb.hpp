@@ -228,6 +228,40 @@ EhybWindow ehyb_window(std::int64_t n, const ConvertOptions& opt, EhybReport& re
   w.k = std::max<std::int64_t>(K, per_sm);
   return w;
 }
+// Eq. (1)'s parts: K * P of them (at most one a slice), K raised until
+// `partition(parts)`, which returns its largest part's rows, fits the
+// window (a partitioner's imbalance can pass it); the report's k and
+// window_rows. Both builds.
+template <class Partition>
+void ehyb_parts_in_window(const EhybWindow& w, std::int64_t n, EhybReport& rep, const Partition& partition) {
+  const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
+  for (std::int64_t K = w.k, attempt = 0;; ++K, ++attempt) {
+    const std::int64_t parts = std::min(K * rep.processors, most_parts);
+    if (parts > std::numeric_limits<int>::max()) throw FormatCannotHoldError("ehyb: too many parts");
+    const std::int64_t biggest = partition(static_cast<int>(parts));
+    if (biggest <= w.cap) {
+      rep.k = static_cast<int>(K);
+      rep.window_rows = static_cast<int>(biggest);
+      return;
+    }
+    if (attempt == 8)
+      throw FormatCannotHoldError("ehyb: the partitioner keeps parts larger than the " + std::to_string(w.cap) +
+                                  "-value window");
+  }
+}
+// What both builds start with: the matrix's shape, the options it keeps,
+// and the window (checked: square, the window's options).
+template <class Scalar, class ExecSpace>
+EhybWindow ehyb_start(EhybDevice<Scalar, ExecSpace>& d, std::int64_t nrows, std::int64_t ncols, std::int64_t nnz,
+                      const ConvertOptions& opt) {
+  require_square(nrows, ncols, "ehyb");
+  d.nrows = static_cast<ordinal_t>(nrows);
+  d.ncols = static_cast<ordinal_t>(ncols);
+  d.nnz = nnz;
+  d.order = opt.output_order;
+  d.kernel = opt.kernel;
+  return ehyb_window<Scalar, ExecSpace>(nrows, opt, d.report);
+}
 }  // namespace detail
 
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
@@ -236,42 +270,23 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   using D = EhybDevice<Scalar, ExecSpace>;
   using M = typename D::memory_space;
   constexpr int tau = static_cast<int>(sizeof(Scalar));
-  detail::require_square(a.nrows, a.ncols, "ehyb");
   D d;
-  d.nrows = a.nrows;
-  d.ncols = a.ncols;
-  d.nnz = a.nnz();
-  d.order = opt.output_order;
-  d.kernel = opt.kernel;
+  const detail::EhybWindow window = detail::ehyb_start(d, a.nrows, a.ncols, a.nnz(), opt);
   EhybReport& rep = d.report;
   const std::int64_t n = a.nrows;
-  const detail::EhybWindow window = detail::ehyb_window<Scalar, ExecSpace>(n, opt, rep);
-  const std::int64_t cap = window.cap;
-  std::int64_t K = window.k;
-  const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
   RowPartition part;
   Kokkos::Timer partitioning;
-  for (int attempt = 0;; ++attempt) {
-    const std::int64_t parts = std::min(K * rep.processors, most_parts);
-    if (parts > std::numeric_limits<int>::max()) throw FormatCannotHoldError("ehyb: too many parts");
-    // One budget for every attempt (METIS' imbalance can force a retry).
+  detail::ehyb_parts_in_window(window, n, rep, [&](int parts) {
+    // One budget for every attempt.
     const double budget = opt.partition_budget_seconds > 0
                               ? std::max(1e-3, opt.partition_budget_seconds - partitioning.seconds())
                               : 0.0;
-    part = partition_rows_into(a, static_cast<int>(parts), opt.partitioner, budget, opt.progress);
+    part = partition_rows_into(a, parts, opt.partitioner, budget, opt.progress);
     std::int64_t biggest = 0;
     for (std::size_t q = 0; q + 1 < part.part_start.size(); ++q)
       biggest = std::max<std::int64_t>(biggest, part.part_start[q + 1] - part.part_start[q]);
-    if (biggest <= cap) {
-      rep.window_rows = static_cast<int>(biggest);
-      break;
-    }
-    if (attempt == 8)
-      throw FormatCannotHoldError("ehyb: the partitioner keeps parts larger than the " + std::to_string(cap) +
-                                  "-value window");
-    ++K;
-  }
-  rep.k = static_cast<int>(K);
+    return biggest;
+  });
   rep.parts = static_cast<int>(part.part_start.size()) - 1;
   rep.partitioner = part.method;
   rep.partition_note = part.note;
@@ -484,34 +499,16 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   Kokkos::Timer timer;
   ExecSpace space;
   D d;
-  d.nrows = a.nrows;
-  d.ncols = a.ncols;
-  d.nnz = a.nnz();
-  d.order = opt.output_order;
-  d.kernel = opt.kernel;
+  const detail::EhybWindow window = detail::ehyb_start(d, a.nrows, a.ncols, a.nnz(), opt);
   EhybReport& rep = d.report;
   const std::int64_t n = a.nrows;
-  const detail::EhybWindow window = detail::ehyb_window<Scalar, ExecSpace>(n, opt, rep);
-  const std::int64_t cap = window.cap;
-  std::int64_t K = window.k;
-  const std::int64_t most_parts = std::max<std::int64_t>(1, (n + 31) / 32);
   if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
   DevicePartition<ExecSpace> part;
-  std::int64_t biggest = 0;
-  for (int attempt = 0;; ++attempt) {
-    const std::int64_t parts = std::min(K * rep.processors, most_parts);
-    if (parts > std::numeric_limits<int>::max()) throw FormatCannotHoldError("ehyb: too many parts");
-    part = cell_partition(space, a.row_ptr, a.col_idx, n, static_cast<int>(parts), cap);
-    biggest = *std::max_element(part.part_rows.begin(), part.part_rows.end());
-    if (biggest <= cap) break;
-    if (attempt == 8)
-      throw FormatCannotHoldError("ehyb: the partitioner keeps parts larger than the " + std::to_string(cap) +
-                                  "-value window");
-    ++K;
-  }
+  detail::ehyb_parts_in_window(window, n, rep, [&](int parts) {
+    part = cell_partition(space, a.row_ptr, a.col_idx, n, parts, window.cap);
+    return *std::max_element(part.part_rows.begin(), part.part_rows.end());
+  });
   const int nparts = static_cast<int>(part.part_rows.size());
-  rep.window_rows = static_cast<int>(biggest);
-  rep.k = static_cast<int>(K);
   rep.parts = nparts;
   rep.partitioner = "cells";
   {
