@@ -81,20 +81,19 @@ device_ints<ExecSpace> rows_by_length(const ExecSpace& space, const Lengths& len
   if constexpr (has_radix_sort<ExecSpace>()) {
     if (n <= 0x7FFFFFFFu && longest <= 0x7FFFFFFF) {
       ScratchSet<ExecSpace> local(space);
-      auto key = local.template take<unsigned>("kspmv::length_keys", n);
-      auto spare_key = local.template take<unsigned>("kspmv::length_keys", n);
-      auto row = local.template take<int>("kspmv::length_rows", n);
-      auto spare_row = local.template take<int>("kspmv::length_rows", n);
+      auto pairs = take_radix_pairs(local, n, "kspmv::length_keys", "kspmv::length_rows");
+      const auto key = pairs.key;
+      const auto row = pairs.value;
       Kokkos::parallel_for(
           "kspmv::length_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
             key(i) = static_cast<unsigned>(descending ? longest - len(i) : std::int64_t(len(i)));
             row(i) = static_cast<int>(i);
           });
-      radix_sort_pairs(space, key, spare_key, row, spare_row, key_bits_below(longest + 1), &local);
+      pairs.sort(space, key_bits_below(longest + 1), &local);
       const device_ints<ExecSpace> order =
           temps ? temps->template take<int>(label, n)
                 : device_ints<ExecSpace>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
-      Kokkos::deep_copy(space, order, row);
+      Kokkos::deep_copy(space, order, pairs.value);
       return order;  // `local` fences the copy before its blocks go back
     }
   }

@@ -236,29 +236,43 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
         });
     // Sorted by (from, to).
     if constexpr (detail::has_radix_sort<ExecSpace>()) {
-      auto key = temps.template take<unsigned>("kspmv::cells::key", pairs);
-      auto spare_key = temps.template take<unsigned>("kspmv::cells::key", pairs);
-      auto value = temps.template take<int>("kspmv::cells::value", pairs);
-      auto spare_value = temps.template take<int>("kspmv::cells::value", pairs);
+      auto sorted = detail::take_radix_pairs(temps, pairs, "kspmv::cells::key", "kspmv::cells::value");
       const int bits = detail::key_bits_below(ncells);
-      Kokkos::parallel_for(
-          "kspmv::cells::by_to", Kokkos::RangePolicy<ExecSpace>(space, 0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
-            key(p) = static_cast<unsigned>(b_cell(p));
-            value(p) = a_cell(p);
-          });
-      detail::radix_sort_pairs(space, key, spare_key, value, spare_value, bits, &temps);
-      // Then stably by `from`: keys and values swap roles, in the spares.
-      Kokkos::parallel_for(
-          "kspmv::cells::by_from", Kokkos::RangePolicy<ExecSpace>(space, 0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
-            spare_key(p) = static_cast<unsigned>(value(p));
-            spare_value(p) = static_cast<int>(key(p));
-          });
-      detail::radix_sort_pairs(space, spare_key, key, spare_value, value, bits, &temps);
-      Kokkos::parallel_for(
-          "kspmv::cells::sorted", Kokkos::RangePolicy<ExecSpace>(space, 0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
-            a_cell(p) = static_cast<int>(spare_key(p));
-            b_cell(p) = spare_value(p);
-          });
+      {
+        const auto key = sorted.key;
+        const auto value = sorted.value;
+        Kokkos::parallel_for(
+            "kspmv::cells::by_to", Kokkos::RangePolicy<ExecSpace>(space, 0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
+              key(p) = static_cast<unsigned>(b_cell(p));
+              value(p) = a_cell(p);
+            });
+        sorted.sort(space, bits, &temps);
+      }
+      // Then stably by `from`: keys and values swap roles, in the spares,
+      // which become the pairs sorted next.
+      {
+        const auto key = sorted.key;
+        const auto value = sorted.value;
+        const auto spare_key = sorted.spare_key;
+        const auto spare_value = sorted.spare_value;
+        Kokkos::parallel_for(
+            "kspmv::cells::by_from", Kokkos::RangePolicy<ExecSpace>(space, 0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
+              spare_key(p) = static_cast<unsigned>(value(p));
+              spare_value(p) = static_cast<int>(key(p));
+            });
+        std::swap(sorted.key, sorted.spare_key);
+        std::swap(sorted.value, sorted.spare_value);
+        sorted.sort(space, bits, &temps);
+      }
+      {
+        const auto from = sorted.key;
+        const auto to = sorted.value;
+        Kokkos::parallel_for(
+            "kspmv::cells::sorted", Kokkos::RangePolicy<ExecSpace>(space, 0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
+              a_cell(p) = static_cast<int>(from(p));
+              b_cell(p) = to(p);
+            });
+      }
     } else {
       auto key = temps.template take<std::uint64_t>("kspmv::cells::key", pairs);
       Kokkos::parallel_for(

@@ -99,4 +99,27 @@ void radix_sort_pairs(const ExecSpace& space, Keys& keys, Keys& spare_keys, Valu
   throw UnsupportedError("radix_sort_pairs: no device radix sort on this execution space");
 }
 
+// The four buffers of a radix sort of n pairs (keys, values and their
+// spares), blocks of a scratch set; sort() sorts them by radix_sort_pairs,
+// after which key and value hold the sorted pairs.
+template <class ExecSpace>
+struct RadixPairs {
+  using memory_space = typename ExecSpace::memory_space;
+  Kokkos::View<unsigned*, memory_space> key, spare_key;
+  Kokkos::View<int*, memory_space> value, spare_value;
+  void sort(const ExecSpace& space, int key_bits, ScratchSet<ExecSpace>* temps) {
+    radix_sort_pairs(space, key, spare_key, value, spare_value, key_bits, temps);
+  }
+};
+template <class ExecSpace>
+RadixPairs<ExecSpace> take_radix_pairs(ScratchSet<ExecSpace>& temps, std::int64_t n, const char* key_label,
+                                       const char* value_label) {
+  RadixPairs<ExecSpace> p;
+  p.key = temps.template take<unsigned>(key_label, n);
+  p.spare_key = temps.template take<unsigned>(key_label, n);
+  p.value = temps.template take<int>(value_label, n);
+  p.spare_value = temps.template take<int>(value_label, n);
+  return p;
+}
+
 }  // namespace kspmv::detail

@@ -573,26 +573,37 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   // descending, row.
   ints new_to_old(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::new_to_old")), n);
   if constexpr (detail::has_radix_sort<ExecSpace>()) {
-    auto key = temps.template take<unsigned>("kspmv::ehyb::key", n);
-    auto spare_key = temps.template take<unsigned>("kspmv::ehyb::key", n);
-    auto row = temps.template take<int>("kspmv::ehyb::row", n);
-    auto spare_row = temps.template take<int>("kspmv::ehyb::row", n);
-    Kokkos::parallel_for(
-        "kspmv::ehyb::key_outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-          row(i) = static_cast<int>(i);
-          key(i) = static_cast<unsigned>(most_out - out_count(i));
-        });
-    detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(most_out + 1), &temps);
-    Kokkos::parallel_for(
-        "kspmv::ehyb::key_in_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
-          key(p) = static_cast<unsigned>(most_in - in_count(row(p)));
-        });
-    detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(most_in + 1), &temps);
-    Kokkos::parallel_for(
-        "kspmv::ehyb::key_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t p) { key(p) = static_cast<unsigned>(part_of(row(p))); });
-    detail::radix_sort_pairs(space, key, spare_key, row, spare_row, detail::key_bits_below(nparts), &temps);
-    Kokkos::deep_copy(space, new_to_old, row);
+    // Each pass sorts by one key, stably: rows keep the order of the
+    // passes before it.
+    auto pairs = detail::take_radix_pairs(temps, n, "kspmv::ehyb::key", "kspmv::ehyb::row");
+    {
+      const auto key = pairs.key;
+      const auto row = pairs.value;
+      Kokkos::parallel_for(
+          "kspmv::ehyb::key_outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+            row(i) = static_cast<int>(i);
+            key(i) = static_cast<unsigned>(most_out - out_count(i));
+          });
+      pairs.sort(space, detail::key_bits_below(most_out + 1), &temps);
+    }
+    {
+      const auto key = pairs.key;
+      const auto row = pairs.value;
+      Kokkos::parallel_for(
+          "kspmv::ehyb::key_in_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
+            key(p) = static_cast<unsigned>(most_in - in_count(row(p)));
+          });
+      pairs.sort(space, detail::key_bits_below(most_in + 1), &temps);
+    }
+    {
+      const auto key = pairs.key;
+      const auto row = pairs.value;
+      Kokkos::parallel_for(
+          "kspmv::ehyb::key_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+          KOKKOS_LAMBDA(const std::int64_t p) { key(p) = static_cast<unsigned>(part_of(row(p))); });
+      pairs.sort(space, detail::key_bits_below(nparts), &temps);
+    }
+    Kokkos::deep_copy(space, new_to_old, pairs.value);
   } else {
     // One sort of unique 64-bit keys where they fit.
     const double range = double(nparts) * double(most_in + 1) * double(most_out + 1) * double(n);
