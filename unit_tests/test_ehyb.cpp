@@ -400,6 +400,8 @@ void expect_same_ehyb(const EhybDevice<S, Space>& d, const EhybDevice<S, Space>&
   EXPECT_EQ(host_copy<S>(d.long_val), host_copy<S>(h.long_val)) << what;
   EXPECT_EQ(host_copy<int>(d.long_y), host_copy<int>(h.long_y)) << what;
   EXPECT_EQ(d.long_blocks, h.long_blocks) << what;
+  EXPECT_EQ(host_copy<std::uint32_t>(d.extra_bits), host_copy<std::uint32_t>(h.extra_bits)) << what;
+  EXPECT_EQ(d.longest_sliced, h.longest_sliced) << what;
   EXPECT_EQ(d.report.ell_nnz, h.report.ell_nnz) << what;
   EXPECT_EQ(d.report.er_nnz, h.report.er_nnz) << what;
   EXPECT_EQ(d.report.er_rows, h.report.er_rows) << what;
@@ -435,6 +437,68 @@ TEST(Ehyb, DeviceBuildMatchesHostBuildOfTheSameCells) {
         o.ehyb_long_row = 24;  // long rows on the power-law and uniform rows
         device_build_matches_host_build<double>(spec, o);
         if (fill == 0.75 && order == OutputOrder::Caller) device_build_matches_host_build<float>(spec, o);
+      }
+    }
+  }
+}
+
+namespace {
+// Values written along the slot walk into a build of other values give a
+// build of these values, array for array, and read back along it they are
+// the values again.
+template <class S>
+void walk_refreshes(const std::string& spec, const ConvertOptions& o, bool on_device, const std::string& what) {
+  const auto a = generate<S>(spec);
+  auto b = a;
+  const auto v = kspmv_test::random_vector<S>(b.values.size(), 21);
+  for (std::size_t k = 0; k < v.size(); ++k) b.values[k] = v[k] + (v[k] >= 0 ? S(0.5) : S(-0.5));
+  const auto build = [&](const HostCsr<S>& m) {
+    return on_device ? to_ehyb<S, Space>(upload_csr<S, Space>(m), o) : to_ehyb<S, Space>(m, o);
+  };
+  auto fa = build(a);
+  const auto fb = build(b);
+  const auto db = upload_csr<S, Space>(b);
+  const auto walk = detail::slot_walk(fa, db.row_ptr);
+  const auto plan = detail::walk_plan(Space(), walk);
+  using Slots = typename ValueMap<S, Space>::Slots;
+  const Slots slots = detail::concatenated_slots<S, Space>(detail::value_views(fa));
+  detail::walk_slots(Space(), "test::refresh", plan, walk, detail::StoreAtSlot<Slots, decltype(db.values)>{slots, db.values});
+  Kokkos::View<S*, Space::memory_space> back("back", b.values.size());
+  detail::walk_slots(Space(), "test::read_back", plan, walk, detail::LoadFromSlot<Slots, decltype(back)>{slots, back});
+  Space().fence();
+  EXPECT_EQ(host_copy<S>(fa.ell_val), host_copy<S>(fb.ell_val)) << what;
+  EXPECT_EQ(host_copy<S>(fa.er_val), host_copy<S>(fb.er_val)) << what;
+  EXPECT_EQ(host_copy<S>(fa.long_val), host_copy<S>(fb.long_val)) << what;
+  EXPECT_EQ(host_copy<S>(back), b.values) << what;
+  EXPECT_EQ(plan.whole_rows, fa.report.long_rows == 0 && fa.longest_sliced <= detail::kRowSegment) << what;
+}
+}  // namespace
+
+// The slot walk (extra_bits telling a row's slice entries from its extra
+// ones) refreshes every layout of both builds: inline extra rows padded
+// and packed, the separate layout, both orders, long rows, and rows
+// longer than a segment walked in segments.
+TEST(Ehyb, SlotWalkRefreshesEveryLayout) {
+  for (const char* spec : {"lap3d:12", "powerlaw:3000:9:seed=3", "uniform:2000:0:70:seed=5", "banded:1500:40"}) {
+    for (bool on_device : {true, false}) {
+      for (double fill : {0.0, 0.75, 2.0}) {
+        for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal}) {
+          for (std::int64_t long_row : {std::int64_t(0), std::int64_t(24), std::int64_t(256)}) {
+            ConvertOptions o = small_windows(4096, KernelPath::Auto, Partitioner::Cells);
+            o.ehyb_padded_fill = fill;
+            o.output_order = order;
+            o.ehyb_long_row = long_row;
+            const std::string what = std::string(spec) + (on_device ? " device" : " host") + " fill " +
+                                     std::to_string(fill) + (order == OutputOrder::Caller ? " caller" : " internal") +
+                                     " long_row " + std::to_string(long_row);
+            walk_refreshes<double>(spec, o, on_device, what);
+            if (fill == 0.75 && long_row == 24) {
+              walk_refreshes<float>(spec, o, on_device, what + " (float)");
+              o.ehyb_er = ErLayout::Separate;
+              walk_refreshes<double>(spec, o, on_device, what + " separate");
+            }
+          }
+        }
       }
     }
   }

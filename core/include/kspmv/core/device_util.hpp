@@ -124,6 +124,14 @@ KOKKOS_INLINE_FUNCTION int lowest_set_bit(std::uint64_t m) {
   return __builtin_ctzll(m);
 #endif
 }
+// The set bits of w.
+KOKKOS_INLINE_FUNCTION int set_bits(std::uint32_t w) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __popc(w);
+#else
+  return __builtin_popcount(w);
+#endif
+}
 // Where slot 0 of ELL row `row` lies (width K slots per row); slot n is
 // n * kEllSliceRows further. Shared by the portable and tuned kernels.
 KOKKOS_INLINE_FUNCTION std::int64_t ell_row_base(int row, int width) {

@@ -12,12 +12,14 @@
 // after it, the same bits as a fresh conversion of those values.
 //
 // A format that knows where each entry of a row lands (a slot walk: dia,
-// ell, ellr, hyb, pellr, jad, evc-hyb; see walk_slots in row_segments.hpp)
-// needs no tags: it is built from the values themselves. Where it reorders
-// rows (sorted pellr, jad, evc-hyb) a refresh walks its rows again, a thread a row
-// segment writing neighbouring slots, and the map keeps only the CSR's row
-// offsets (by_rows()) and, where rows are longer than a segment, where
-// each row's segments start; a scatter through a per-entry map would write
+// ell, ellr, hyb, pellr, jad, evc-hyb, ehyb; see walk_slots in
+// row_segments.hpp) needs no tags: it is built from the values themselves.
+// Where it reorders rows (sorted pellr, jad, evc-hyb, ehyb) a refresh
+// walks its rows again, a thread a row segment writing neighbouring
+// slots, and the map keeps only the CSR's row offsets (by_rows()) and,
+// where rows are longer than a segment, where each row's segments start
+// (ehyb keeps a bit a nonzero in the format: which entries are extra); a
+// scatter through a per-entry map would write
 // each 32-byte sector of a slice at times far apart (2.2-4.2 SpMVs a
 // refresh on FEM meshes against 1.2-2.8). Where rows keep the CSR's order
 // the walk writes the per-entry map (from_slots) and refreshes scatter.

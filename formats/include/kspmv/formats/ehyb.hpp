@@ -110,10 +110,17 @@ struct EhybDevice {
   Kokkos::View<int*, memory_space> er_start;
   Kokkos::View<std::uint16_t*, memory_space> er_count;
   Kokkos::View<int*, memory_space> er_width, er_offset, er_col, er_y;
+  Kokkos::View<int*, memory_space> er_row_of;  // separate: each internal row's ER row, -1 for none
   Kokkos::View<Scalar*, memory_space> er_val;
+  // Bit k (word k / 32, bit k % 32) of the CSR it was built from: entry k
+  // went to an extra slot (1) or to its slice (0). What its slot walk
+  // reads: a bit a nonzero.
+  Kokkos::View<std::uint32_t*, memory_space> extra_bits;
   // Long rows (more than ehyb_long_row entries), whole, as CSR sorted by
   // length with adaptive lanes per row (a warp up to a block): a lane of
   // the sliced parts would walk them alone.
+  std::int64_t long_row = 0;  // ConvertOptions::ehyb_long_row it was built with
+  std::int64_t longest_sliced = 0;  // the longest row that is not long
   std::vector<TprRange> long_host_ranges;
   int long_blocks = 0;
   Kokkos::View<int*, memory_space> long_ranges, long_row_ptr, long_col, long_y;
@@ -124,7 +131,8 @@ struct EhybDevice {
 
   std::size_t storage_bytes() const {
     return (new_to_old.span() + part_start.span() + part_slice.span() + slice_width.span() + slice_offset.span() +
-            er_start.span() + er_width.span() + er_offset.span() + er_col.span() + er_y.span()) *
+            er_start.span() + er_width.span() + er_offset.span() + er_col.span() + er_y.span() + er_row_of.span() +
+            extra_bits.span()) *
                sizeof(int) +
            (long_ranges.span() + long_row_ptr.span() + long_col.span() + long_y.span()) * sizeof(int) +
            (ell_col.span() + er_count.span()) * sizeof(std::uint16_t) + (ell_val.span() + er_val.span() + long_val.span()) * sizeof(Scalar);
@@ -260,6 +268,7 @@ EhybWindow ehyb_start(EhybDevice<Scalar, ExecSpace>& d, std::int64_t nrows, std:
   d.nnz = nnz;
   d.order = opt.output_order;
   d.kernel = opt.kernel;
+  d.long_row = opt.ehyb_long_row;
   return ehyb_window<Scalar, ExecSpace>(nrows, opt, d.report);
 }
 }  // namespace detail
@@ -304,6 +313,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
       is_long[i] = 1;  // stays in its part with no sliced entries
       continue;
     }
+    d.longest_sliced = std::max<std::int64_t>(d.longest_sliced, a.row_length(i));
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
       if (part_of[a.col_idx[k]] == part_of[i]) ++in_part[i];
   }
@@ -414,6 +424,17 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     detail::build_slices<int, Scalar>(er_rows, er_entries, -1, er_width, er_offset, er_col, er_val, "extra-rows");
     for (const auto& [o, c] : er_rows) er_y.push_back(caller ? o : old_to_new[o]);
   }
+  // The slot walk's: each separate ER row's index, each extra entry's bit.
+  std::vector<int> er_row_of;
+  if (!d.er_inline) {
+    er_row_of.assign(static_cast<std::size_t>(n), -1);
+    for (std::size_t j = 0; j < er_rows.size(); ++j) er_row_of[old_to_new[er_rows[j].first]] = static_cast<int>(j);
+  }
+  std::vector<std::uint32_t> extra_bits(static_cast<std::size_t>((a.nnz() + 31) / 32), 0u);
+  for (ordinal_t i = 0; i < n; ++i)
+    if (!is_long[i])
+      for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+        if (part_of[a.col_idx[k]] != part_of[i]) extra_bits[k / 32] |= std::uint32_t(1) << (k % 32);
   // Long rows, shortest first (TPR ranges need ascending lengths).
   std::vector<ordinal_t> longs;
   for (ordinal_t i = 0; i < n; ++i)
@@ -464,6 +485,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   d.er_count = detail::upload<std::uint16_t, M>(er_count, "kspmv::ehyb::er_count");
   d.er_val = detail::upload<Scalar, M>(er_val, "kspmv::ehyb::er_val");
   d.er_y = detail::upload<int, M>(er_y, "kspmv::ehyb::er_y");
+  d.er_row_of = detail::upload<int, M>(er_row_of, "kspmv::ehyb::er_row_of");
+  d.extra_bits = detail::upload<std::uint32_t, M>(extra_bits, "kspmv::ehyb::extra_bits");
   d.long_ranges = detail::upload_ranges<M>(d.long_host_ranges, "kspmv::ehyb::long_ranges");
   d.long_row_ptr = detail::upload<int, M>(lptr, "kspmv::ehyb::long_row_ptr");
   d.long_col = detail::upload<int, M>(lcol, "kspmv::ehyb::long_col");
@@ -552,6 +575,13 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
       "kspmv::ehyb::most_outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& mo) { mo = out_count(i) > mo ? out_count(i) : mo; },
       Kokkos::Max<std::int64_t>(most_out));
+  Kokkos::parallel_reduce(
+      "kspmv::ehyb::longest_sliced", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& most) {
+        const std::int64_t len = in_count(i) + out_count(i);
+        most = len > most ? len : most;
+      },
+      Kokkos::Max<std::int64_t>(d.longest_sliced));
   Kokkos::parallel_reduce(
       "kspmv::ehyb::outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& s) { s += out_count(i); }, er_nnz);
@@ -709,14 +739,18 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   d.ell_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::ell_val")), ell_slots);
   d.er_col = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_col")), er_slots);
   d.er_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::er_val")), er_slots);
+  d.extra_bits = Kokkos::View<std::uint32_t*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::extra_bits")),
+                                                 (a.nnz() + 31) / 32);
   Kokkos::deep_copy(space, d.ell_col, D::padding);
   Kokkos::deep_copy(space, d.er_col, -1);
-  // The fill: a thread a row, its entries in CSR order.
+  // The fill: a thread a row, its entries in CSR order; each extra
+  // entry's bit, or-ed in a word at a time (two rows may share a word).
   {
     const auto ell_col = d.ell_col;
     const auto ell_val = d.ell_val;
     const auto er_col = d.er_col;
     const auto er_val = d.er_val;
+    const auto bits = d.extra_bits;
     const bool caller = d.order == OutputOrder::Caller;
     Kokkos::parallel_for(
         "kspmv::ehyb::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
@@ -731,7 +765,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
           if (er_width(s) == 0)
             for (int r = r0; r < p; ++r) packed += er_count(r);
           std::int64_t kin = 0, kout = 0;
-          for (auto k = row_ptr(o); k < row_ptr(o + 1); ++k) {
+          std::uint32_t word = 0;
+          for (std::int64_t k = row_ptr(o); k < row_ptr(o + 1); ++k) {
             const int c = col_idx(k);
             if (part_of(c) == q) {
               const std::int64_t slot = offset(s) + kin * 32 + lane;
@@ -743,6 +778,11 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
               er_col(slot) = caller ? c : old_to_new(c);
               er_val(slot) = values(k);
               ++kout;
+              word |= std::uint32_t(1) << (k % 32);
+            }
+            if (word != 0 && (k % 32 == 31 || k + 1 == row_ptr(o + 1))) {
+              Kokkos::atomic_fetch_or(&bits(k / 32), word);
+              word = 0;
             }
           }
         });
@@ -1026,6 +1066,128 @@ void ehyb_sliced(const ExecSpace& space, Scalar alpha, const EhybDevice<Scalar, 
 }  // namespace detail
 
 namespace detail {
+// Its slot walk (row_segments.hpp, walk_slots): position p < nrows is
+// internal row p, CSR row new_to_old(p); positions nrows and on are its
+// long rows, shortest first (a long row's own position is empty). A
+// sliced row's entries go, in CSR order, to its slice's ELL columns (those
+// in its part) or to its extra slots (the others), and extra_bits says
+// which: a segment starting inside a row counts the bits before it. A
+// long row's entries lie in order in the long-row CSR. A refresh writes a
+// slice's rows from neighbouring threads, as evc-hyb's does, instead of
+// scattering through a map of 4 bytes a nonzero; the conversion fills by
+// its own kernel.
+template <class Scalar, class ExecSpace>
+struct EhybSlotWalk {
+  using M = typename ExecSpace::memory_space;
+  Kokkos::View<const offset_t*, M> rp;
+  Kokkos::View<const int*, M> new_to_old, part_start, part_slice, slice_offset, er_start, er_width, er_offset,
+      er_row_of, long_row_ptr, long_y;
+  Kokkos::View<const std::uint16_t*, M> er_count;
+  Kokkos::View<const std::uint32_t*, M> bits;
+  std::int64_t rows = 0, positions = 0, longest = 0, long_row = 0, ell_slots = 0, er_slots = 0;
+  int parts = 0;
+  bool caller = true, er_inline = true;
+
+  // The CSR row at position p.
+  KOKKOS_INLINE_FUNCTION std::int64_t row(const std::int64_t p) const {
+    if (p < rows) return new_to_old(p);
+    const int y = long_y(p - rows);
+    return caller ? y : new_to_old(y);
+  }
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(const std::int64_t p) const { return rp(row(p)); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(const std::int64_t p) const {
+    const std::int64_t o = row(p), b = rp(o), e = rp(o + 1);
+    return p < rows && long_row > 0 && e - b > long_row ? b : e;  // a long row at its sliced position: none
+  }
+  template <class Op>
+  KOKKOS_INLINE_FUNCTION void walk(const std::int64_t p, const std::int64_t k0, const std::int64_t k1, const Op& op) const {
+    const std::int64_t first = begin(p);
+    if (p >= rows) {
+      const std::int64_t base = ell_slots + er_slots + long_row_ptr(p - rows) - first;
+      for (std::int64_t k = k0; k < k1; ++k) op(k, base + k);
+      return;
+    }
+    // The part holding p: the last one starting at or before it (a part
+    // may be empty).
+    int lo = 0, hi = parts;
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (part_start(mid) <= p) lo = mid; else hi = mid;
+    }
+    const std::int64_t local = p - part_start(lo);
+    const int s = part_slice(lo) + static_cast<int>(local / 32);
+    const int lane = static_cast<int>(local % 32);
+    // This row's first extra slot and the step to its next.
+    std::int64_t er = 0, step = 32;
+    if (!er_inline) {
+      const int j = er_row_of(p);
+      er = j >= 0 ? er_offset(j / 32) + j % 32 : 0;
+    } else if (er_width(s) > 0) {
+      er = er_start(s) + lane;
+    } else {
+      er = er_start(s);
+      for (std::int64_t r = p - lane; r < p; ++r) er += er_count(r);
+      step = 1;
+    }
+    // Extra entries before k0 (a segment inside a row), a word at a time.
+    std::int64_t out = 0;
+    for (std::int64_t k = first; k < k0;) {
+      const int b = static_cast<int>(k % 32);
+      const std::int64_t take = k0 - k < 32 - b ? k0 - k : 32 - b;
+      const std::uint32_t mask = take == 32 ? ~std::uint32_t(0) : ((std::uint32_t(1) << take) - 1) << b;
+      out += set_bits(bits(k / 32) & mask);
+      k += take;
+    }
+    std::int64_t in = (k0 - first) - out;
+    const std::int64_t ell = slice_offset(s) + lane;
+    for (std::int64_t k = k0; k < k1; ++k) {
+      if ((bits(k / 32) >> (k % 32)) & 1u) {
+        op(k, ell_slots + er + out * step);
+        ++out;
+      } else {
+        op(k, ell + in * 32);
+        ++in;
+      }
+    }
+  }
+};
+template <class Scalar, class ExecSpace>
+EhybSlotWalk<Scalar, ExecSpace> slot_walk(const EhybDevice<Scalar, ExecSpace>& f,
+                                          const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
+  EhybSlotWalk<Scalar, ExecSpace> w;
+  w.rp = rp;
+  w.new_to_old = f.new_to_old;
+  w.part_start = f.part_start;
+  w.part_slice = f.part_slice;
+  w.slice_offset = f.slice_offset;
+  w.er_start = f.er_start;
+  w.er_width = f.er_width;
+  w.er_offset = f.er_offset;
+  w.er_row_of = f.er_row_of;
+  w.long_row_ptr = f.long_row_ptr;
+  w.long_y = f.long_y;
+  w.er_count = f.er_count;
+  w.bits = f.extra_bits;
+  w.rows = f.nrows;
+  const std::int64_t long_rows = static_cast<std::int64_t>(f.long_y.extent(0));
+  w.positions = w.rows + long_rows;
+  w.long_row = f.long_row;
+  // Long rows are split into segments (their lengths are not kept).
+  w.longest = long_rows > 0 ? std::numeric_limits<std::int64_t>::max() : f.longest_sliced;
+  w.ell_slots = static_cast<std::int64_t>(f.ell_val.extent(0));
+  w.er_slots = static_cast<std::int64_t>(f.er_val.extent(0));
+  w.parts = f.part_start.extent(0) > 0 ? static_cast<int>(f.part_start.extent(0)) - 1 : 0;
+  w.caller = f.order == OutputOrder::Caller;
+  w.er_inline = f.er_inline;
+  return w;
+}
+// Refreshed by walking its rows (matrix.hpp): a slice's rows lie far
+// apart in the CSR.
+template <class Scalar, class ExecSpace>
+bool refresh_by_rows(const EhybDevice<Scalar, ExecSpace>&) {
+  return true;
+}
+
 // The views holding its values, in the order its value map numbers
 // their slots (kspmv/core/value_map.hpp): references to its members,
 // read through detail::value_views; a copy given values of its own

@@ -141,7 +141,7 @@ struct has_slot_walk<F, std::void_t<decltype(slot_walk(
 
 // Whether a refresh walks the format's rows (no per-entry map) rather
 // than scatter through a map of slots made by the walk. Walking pays where
-// the format reorders rows (sorted pellr, jad, evc-hyb): a slice's rows are far
+// the format reorders rows (sorted pellr, jad, evc-hyb, ehyb): a slice's rows are far
 // apart in the CSR, so a thread an entry writes each 32-byte sector of a
 // slice at times far apart and the sectors leave L2 part-written (2.2-2.6
 // SpMVs a refresh on FEM meshes, against 1.2-1.5 walking). Where rows keep
