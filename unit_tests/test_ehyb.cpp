@@ -402,6 +402,7 @@ void expect_same_ehyb(const EhybDevice<S, Space>& d, const EhybDevice<S, Space>&
   EXPECT_EQ(d.long_blocks, h.long_blocks) << what;
   EXPECT_EQ(host_copy<std::uint32_t>(d.extra_bits), host_copy<std::uint32_t>(h.extra_bits)) << what;
   EXPECT_EQ(d.longest_sliced, h.longest_sliced) << what;
+  EXPECT_EQ(d.rows_in_order, h.rows_in_order) << what;
   EXPECT_EQ(d.report.ell_nnz, h.report.ell_nnz) << what;
   EXPECT_EQ(d.report.er_nnz, h.report.er_nnz) << what;
   EXPECT_EQ(d.report.er_rows, h.report.er_rows) << what;

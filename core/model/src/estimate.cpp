@@ -172,15 +172,14 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
 }
 
 // Medians of the H100 node's runs (kspmv_perf, device CSR input; the
-// host's single thread builds ehyb and pkt): conversions of the formats
-// built on the device take about 2 ms plus 0.1-1.3 ns a nonzero (evc-hyb
-// too: 1.8 ms plus 0.15 ns fitted on perf_tests/suites/setup-fit.txt,
-// refresh 1.5 SpMVs; it takes jad's figures, as the others are taken);
-// ehyb 90-260 ns a nonzero (METIS); pkt has no such run and takes
-// ehyb's (its METIS partition dominates). Refresh: one copy for the
-// formats that keep the CSR order, a scatter or a walk of the rows for
-// the others (2.7 SpMVs for ell, hyb, dia, jad and evc-hyb, 4 for pellr,
-// 10.5 for ehyb).
+// host's single thread builds pkt): conversions of the formats built on
+// the device take about 2 ms plus 0.1-1.3 ns a nonzero (evc-hyb too: 1.8
+// ms plus 0.15 ns fitted on perf_tests/suites/setup-fit.txt, refresh 1.5
+// SpMVs; it takes jad's figures, as the others are taken); pkt has no
+// such run and takes the host build's figures (its METIS partition
+// dominates). Refresh: one copy for the formats that keep the CSR order,
+// a scatter or a walk of the rows for the others (2.7 SpMVs for ell, hyb,
+// dia, jad and evc-hyb, 4 for pellr and ehyb).
 SetupDefaults setup_defaults(Format f) {
   switch (f) {
     case Format::Csr:
@@ -197,9 +196,10 @@ SetupDefaults setup_defaults(Format f) {
     case Format::Pellr: return {2000, 0.5, 4.0};
     case Format::CsrMerge: return {2000, 0.5, 1.0};  // CSR's copy plus its merge-path split points
     case Format::EvcHyb: return {2000, 0.5, 2.7};  // built and refreshed along its rows like jad
-    // Built on the device with cells (device_partition.hpp): 8.9-25 ms on
-    // FEM meshes of 5.6-25M entries, a refresh 4.6-11 SpMVs (its value map).
-    case Format::Ehyb: return {3500, 0.8, 6.0};
+    // Built on the device with cells (device_partition.hpp): 7-23 ms on
+    // FEM meshes of 5.6-25M entries, a refresh 3.6-5.7 SpMVs there (its
+    // slot walk), 0.7-2.3 elsewhere.
+    case Format::Ehyb: return {3500, 0.8, 4.0};
     case Format::Pkt: return {5000, 250, 10.5};  // built on the host
     case Format::Auto: break;
   }
