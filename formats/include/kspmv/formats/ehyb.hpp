@@ -309,14 +309,20 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     for (ordinal_t r = part.part_start[q]; r < part.part_start[q + 1]; ++r) part_of[part.new_to_old[r]] = q;
   std::vector<std::int64_t> in_part(static_cast<std::size_t>(n), 0);
   std::vector<char> is_long(static_cast<std::size_t>(n), 0);
+  // Each extra entry's bit (the slot walk's), set where it is counted.
+  std::vector<std::uint32_t> extra_bits(static_cast<std::size_t>((a.nnz() + 31) / 32), 0u);
   for (ordinal_t i = 0; i < n; ++i) {
     if (opt.ehyb_long_row > 0 && a.row_length(i) > opt.ehyb_long_row) {
       is_long[i] = 1;  // stays in its part with no sliced entries
       continue;
     }
     d.longest_sliced = std::max<std::int64_t>(d.longest_sliced, a.row_length(i));
-    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      if (part_of[a.col_idx[k]] == part_of[i]) ++in_part[i];
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      if (part_of[a.col_idx[k]] == part_of[i])
+        ++in_part[i];
+      else
+        extra_bits[k / 32] |= std::uint32_t(1) << (k % 32);
+    }
   }
   // Inside each part: descending in-part count (Algorithm 1), then
   // descending count outside the part; ties keep the part's order. Inline
@@ -426,17 +432,12 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
     detail::build_slices<int, Scalar>(er_rows, er_entries, -1, er_width, er_offset, er_col, er_val, "extra-rows");
     for (const auto& [o, c] : er_rows) er_y.push_back(caller ? o : old_to_new[o]);
   }
-  // The slot walk's: each separate ER row's index, each extra entry's bit.
+  // The slot walk's: each separate ER row's index.
   std::vector<int> er_row_of;
   if (!d.er_inline) {
     er_row_of.assign(static_cast<std::size_t>(n), -1);
     for (std::size_t j = 0; j < er_rows.size(); ++j) er_row_of[old_to_new[er_rows[j].first]] = static_cast<int>(j);
   }
-  std::vector<std::uint32_t> extra_bits(static_cast<std::size_t>((a.nnz() + 31) / 32), 0u);
-  for (ordinal_t i = 0; i < n; ++i)
-    if (!is_long[i])
-      for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-        if (part_of[a.col_idx[k]] != part_of[i]) extra_bits[k / 32] |= std::uint32_t(1) << (k % 32);
   // Long rows, shortest first (TPR ranges need ascending lengths).
   std::vector<ordinal_t> longs;
   for (ordinal_t i = 0; i < n; ++i)
