@@ -472,6 +472,20 @@ void walk_refreshes(const std::string& spec, const ConvertOptions& o, bool on_de
   EXPECT_EQ(host_copy<S>(fa.long_val), host_copy<S>(fb.long_val)) << what;
   EXPECT_EQ(host_copy<S>(back), b.values) << what;
   EXPECT_EQ(plan.whole_rows, fa.report.long_rows == 0 && fa.longest_sliced <= detail::kRowSegment) << what;
+  // The format's own refresh kernel (CUDA's tuned path, Auto) writes the
+  // same bits into every slot; elsewhere it says it did nothing.
+  auto fc = build(a);
+  const Kokkos::View<const S*, Kokkos::LayoutLeft, Space::memory_space> new_values = db.values;
+  const bool tuned = detail::tuned_refresh(Space(), fc, db.row_ptr, new_values);
+  Space().fence();
+  EXPECT_EQ(tuned, detail::on_cuda<Space>() && o.kernel == KernelPath::Auto) << what;
+  if (tuned) {
+    EXPECT_EQ(host_copy<S>(fc.ell_val), host_copy<S>(fb.ell_val)) << what << " (tuned)";
+    EXPECT_EQ(host_copy<S>(fc.er_val), host_copy<S>(fb.er_val)) << what << " (tuned)";
+    EXPECT_EQ(host_copy<S>(fc.long_val), host_copy<S>(fb.long_val)) << what << " (tuned)";
+  } else {
+    EXPECT_EQ(host_copy<S>(fc.ell_val), host_copy<S>(build(a).ell_val)) << what << " (untouched)";
+  }
 }
 }  // namespace
 

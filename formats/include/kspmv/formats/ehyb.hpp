@@ -1213,8 +1213,54 @@ EhybSlotWalk<Scalar, ExecSpace> slot_walk(const EhybDevice<Scalar, ExecSpace>& f
 // 1.1-1.6 / 2.0-2.1, banded and block-diagonal rows in order 2.3-3.4 /
 // 1.3-2.2, an R-MAT graph in contiguous parts with long rows 1.9 / 0.7).
 template <class Scalar, class ExecSpace>
+constexpr bool has_tuned_refresh(const EhybDevice<Scalar, ExecSpace>& f) {
+  return on_cuda<ExecSpace>() && f.kernel == KernelPath::Auto;
+}
+template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const EhybDevice<Scalar, ExecSpace>& f) {
-  return f.report.long_rows == 0 && 2 * f.rows_in_order < std::int64_t(f.nrows);
+  return has_tuned_refresh(f) || (f.report.long_rows == 0 && 2 * f.rows_in_order < std::int64_t(f.nrows));
+}
+// Its own refresh where CUDA's tuned path runs (has_tuned_refresh;
+// ehyb_cuda.hpp, ehyb_refresh: a warp a slice, the lanes reading each row
+// together, and a thread a long row's entry), in every layout and row order: true
+// where it wrote the values, false where the slot walk is to.
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const EhybDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (!has_tuned_refresh(f)) return false;
+    cuda_tuned::EhybRefresh<Scalar> a;
+    a.slices = static_cast<int>(f.slice_width.extent(0));
+    a.parts = f.part_start.extent(0) > 0 ? static_cast<int>(f.part_start.extent(0)) - 1 : 0;
+    a.long_rows = static_cast<int>(f.long_y.extent(0));
+    a.long_row = f.long_row;
+    a.caller = f.order == OutputOrder::Caller;
+    a.er_inline = f.er_inline;
+    a.part_start = f.part_start.data();
+    a.part_slice = f.part_slice.data();
+    a.slice_offset = f.slice_offset.data();
+    a.new_to_old = f.new_to_old.data();
+    a.row_ptr = rp.data();
+    a.extra_bits = f.extra_bits.data();
+    a.er_start = f.er_start.data();
+    a.er_width = f.er_width.data();
+    a.er_row_of = f.er_row_of.data();
+    a.er_offset = f.er_offset.data();
+    a.er_count = f.er_count.data();
+    a.long_row_ptr = f.long_row_ptr.data();
+    a.long_y = f.long_y.data();
+    a.values = values.data();
+    a.ell_val = f.ell_val.data();
+    a.er_val = f.er_val.data();
+    a.long_val = f.long_val.data();
+    cuda_tuned::ehyb_refresh(space.cuda_stream(), a, static_cast<long long>(f.long_val.extent(0)));
+    return true;
+  }
+#endif
+  (void)space, (void)f, (void)rp, (void)values;
+  return false;
 }
 
 // The views holding its values, in the order its value map numbers

@@ -139,6 +139,19 @@ struct has_slot_walk<F, std::void_t<decltype(slot_walk(
                             std::declval<const Kokkos::View<const offset_t*, typename F::memory_space>&>()))>>
     : std::true_type {};
 
+// Whether format F has a refresh kernel of its own for where its map is
+// by rows (tuned_refresh: true where it wrote the values, false where the
+// slot walk is to).
+template <class F, class = void>
+struct has_tuned_refresh_kernel : std::false_type {};
+template <class F>
+struct has_tuned_refresh_kernel<
+    F, std::void_t<decltype(tuned_refresh(
+           std::declval<const typename F::execution_space&>(), std::declval<const F&>(),
+           std::declval<const Kokkos::View<const offset_t*, typename F::memory_space>&>(),
+           std::declval<const Kokkos::View<const typename F::scalar_type*, Kokkos::LayoutLeft, typename F::memory_space>&>()))>>
+    : std::true_type {};
+
 // Whether a refresh walks the format's rows (no per-entry map) rather
 // than scatter through a map of slots made by the walk. Walking pays where
 // the format reorders rows (sorted pellr, jad, evc-hyb, ehyb): a slice's rows are far
@@ -277,6 +290,9 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
     const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space,
                        Kokkos::MemoryTraits<Kokkos::RandomAccess>>
         read_only = values;
+    if constexpr (has_tuned_refresh_kernel<F>::value) {
+      if (map.by_rows() && tuned_refresh(space, f, map.row_ptr(), values)) return;
+    }
     if (!walk_rows<StoreAtSlot>(space, "kspmv::value_map::refresh_rows", read_only)) map.scatter(space, values, value_views(f));
   }
   void gather_values(const ExecSpace& space, const typename base::vector_type& out) const override {
