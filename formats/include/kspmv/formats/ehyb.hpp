@@ -1221,8 +1221,8 @@ bool refresh_by_rows(const EhybDevice<Scalar, ExecSpace>& f) {
   return has_tuned_refresh(f) || (f.report.long_rows == 0 && 2 * f.rows_in_order < std::int64_t(f.nrows));
 }
 // Its own refresh where CUDA's tuned path runs (has_tuned_refresh;
-// ehyb_cuda.hpp, ehyb_refresh: a warp a slice, the lanes reading each row
-// together, and a thread a long row's entry), in every layout and row order: true
+// ehyb_cuda.hpp, ehyb_refresh: a warp a slice, its lanes reading the
+// slice's rows 32 entries a load, and a thread a long row's entry), in every layout and row order: true
 // where it wrote the values, false where the slot walk is to.
 template <class Scalar, class ExecSpace>
 bool tuned_refresh(const ExecSpace& space, const EhybDevice<Scalar, ExecSpace>& f,
@@ -1255,7 +1255,7 @@ bool tuned_refresh(const ExecSpace& space, const EhybDevice<Scalar, ExecSpace>& 
     a.ell_val = f.ell_val.data();
     a.er_val = f.er_val.data();
     a.long_val = f.long_val.data();
-    cuda_tuned::ehyb_refresh(space.cuda_stream(), a, static_cast<long long>(f.long_val.extent(0)));
+    cuda_tuned::ehyb_refresh(space.cuda_stream(), a, f.longest_sliced, static_cast<long long>(f.long_val.extent(0)));
     return true;
   }
 #endif

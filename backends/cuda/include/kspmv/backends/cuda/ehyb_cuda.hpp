@@ -158,25 +158,31 @@ struct EhybRefresh {
   Scalar *ell_val = nullptr, *er_val = nullptr, *long_val = nullptr;
 };
 
-// A warp a slice. Its lanes read each of the slice's rows together (a
-// load is up to 32 neighbouring CSR values) where the portable slot walk
-// has each lane read its own row 8 bytes at a time from across the CSR
-// (19-33% of copy bandwidth on FEM meshes). A row's entries are told
-// apart by extra_bits: its slice entries go, ranked by a ballot, into a
-// tile of shared memory at their slot (column j, lane l), which then
-// goes out as whole columns of 32 slots; its extra entries, and slice
-// slots past the tile, are written directly. Four rows' first loads are
-// issued before any is used, so a warp keeps four round trips in flight.
-template <class Scalar, int Warps, int Tile>
-__global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefresh<Scalar> a) {
-  // Column j of the tile at j * 33: a row's slots (one lane each) then
-  // fall in different banks.
-  __shared__ Scalar tiles[Warps][Tile * 33];
+// A warp a slice. The lanes read the slice's rows as one run of entries
+// (row after row, 32 entries a load, whatever the rows' lengths), where
+// the portable slot walk has each lane read its own row 8 bytes at a time
+// from across the CSR (19-33% of copy bandwidth on FEM meshes), and where
+// a load a row would leave most lanes idle on short rows. A lane finds
+// its entry's row by a search of the rows' ends (shuffles) and tells a
+// slice entry from an extra one by extra_bits; ballots rank each among
+// its row's entries (the row's counts so far held by the row's own
+// lane). Slice entries go into a tile of shared memory at their slot
+// (column j, lane l), which then goes out as whole columns of 32 slots;
+// extra entries, and slice slots past the tile, are written directly.
+// Four loads are issued before any is used, so a warp keeps four round
+// trips in flight. Tile columns: the dynamic shared memory's
+// (tile_columns at launch).
+template <class Scalar, int Warps>
+__global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefresh<Scalar> a, const int tile_columns) {
+  extern __shared__ __align__(16) unsigned char ehyb_refresh_shared[];
   constexpr unsigned all = 0xffffffffu;
+  constexpr int Unroll = 4;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long g = static_cast<long long>(blockIdx.x) * Warps + warp;
   if (g >= a.slices) return;
-  Scalar* tile = tiles[warp];
+  // Column j of the tile at j * 33: a row's slots (one lane each) then
+  // fall in different banks.
+  Scalar* tile = reinterpret_cast<Scalar*>(ehyb_refresh_shared) + warp * tile_columns * 33;
   const int s = static_cast<int>(g);
   // The part holding slice s: the last one starting at or before it (a
   // part may be empty).
@@ -188,12 +194,13 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
   const int p0 = ldg(a.part_start + lo) + (s - ldg(a.part_slice + lo)) * 32;
   const int rows = min(32, ldg(a.part_start + lo + 1) - p0);
   const int p = p0 + lane;
-  long long b = 0, e = 0;
+  long long b = 0;
+  int len = 0;
   if (lane < rows) {
     const int r = ldg(a.new_to_old + p);
     b = ldg(a.row_ptr + r);
-    e = ldg(a.row_ptr + r + 1);
-    if (a.long_row > 0 && e - b > a.long_row) e = b;
+    const long long e = ldg(a.row_ptr + r + 1);
+    if (a.long_row <= 0 || e - b <= a.long_row) len = static_cast<int>(e - b);  // a long row: none here
   }
   // This lane's row's first extra slot, and the step to its next.
   long long er = 0;
@@ -214,57 +221,71 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
     er = ldg(a.er_start + s) + before - count;
     step = 1;
   }
+  // The rows' ends in the slice's run of entries.
+  int end = len;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int t = __shfl_up_sync(all, end, d);
+    if (lane >= d) end += t;
+  }
+  const int begin = end - len, total = __shfl_sync(all, end, 31);
   const long long slot0 = ldg(a.slice_offset + s);
   const unsigned below = (1u << lane) - 1u;
-  int mine = 0;  // this lane's row's slice entries
-  for (int l0 = 0; l0 < rows; l0 += 4) {
-    long long rb[4], re[4];
-    Scalar v[4];
-    unsigned w[4];
+  const auto lanes_below = [](int n) { return n >= 32 ? all : (1u << (n < 0 ? 0 : n)) - 1u; };
+  int in = 0, out = 0;  // this lane's row's slice and extra entries so far
+  for (int base = 0; base < total; base += 32 * Unroll) {
+    int row[Unroll];
+    Scalar v[Unroll];
+    unsigned w[Unroll];
+    long long k[Unroll];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      rb[u] = __shfl_sync(all, b, l0 + u);
-      re[u] = __shfl_sync(all, e, l0 + u);
-      const long long k = rb[u] + lane;
-      const bool on = l0 + u < rows && k < re[u];
-      v[u] = on ? ldg(a.values + k) : Scalar(0);
-      w[u] = on ? ldg(a.extra_bits + (k >> 5)) : 0u;
+    for (int u = 0; u < Unroll; ++u) {
+      const int at = base + 32 * u + lane;
+      // The first row ending after `at`.
+      int l = 0;
+#pragma unroll
+      for (int d = 16; d > 0; d /= 2) {
+        const int e = __shfl_sync(all, end, l + d - 1);
+        if (e <= at) l += d;
+      }
+      row[u] = l;
+      const long long from = __shfl_sync(all, b, l);
+      const int first = __shfl_sync(all, begin, l);
+      k[u] = from + (at - first);
+      const bool on = at < total;
+      v[u] = on ? ldg(a.values + k[u]) : Scalar(0);
+      w[u] = on ? ldg(a.extra_bits + (k[u] >> 5)) : 0u;
     }
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      const int l = l0 + u;
-      const long long erl = __shfl_sync(all, er, l & 31);
-      const int stepl = __shfl_sync(all, step, l & 31);
-      if (l >= rows) break;  // the same on all lanes
-      int in = 0, out = 0;
-      for (long long k0 = rb[u]; k0 < re[u]; k0 += 32) {
-        const long long k = k0 + lane;
-        const bool on = k < re[u];
-        Scalar x = v[u];
-        unsigned word = w[u];
-        if (k0 != rb[u]) {
-          x = on ? ldg(a.values + k) : Scalar(0);
-          word = on ? ldg(a.extra_bits + (k >> 5)) : 0u;
-        }
-        const bool extra = on && ((word >> (k & 31)) & 1u);
-        const bool sliced = on && !extra;
-        const unsigned m_in = __ballot_sync(all, sliced), m_out = __ballot_sync(all, extra);
-        if (sliced) {
-          const int j = in + __popc(m_in & below);
-          if (j < Tile) tile[j * 33 + l] = x;
-          else a.ell_val[slot0 + static_cast<long long>(j) * 32 + l] = x;
-        }
-        if (extra) a.er_val[erl + static_cast<long long>(stepl) * (out + __popc(m_out & below))] = x;
-        in += __popc(m_in);
-        out += __popc(m_out);
+    for (int u = 0; u < Unroll; ++u) {
+      const int chunk = base + 32 * u;
+      if (chunk >= total) break;  // the same on all lanes
+      const bool on = chunk + lane < total;
+      const bool extra = on && ((w[u] >> (k[u] & 31)) & 1u);
+      const bool sliced = on && !extra;
+      const unsigned m_in = __ballot_sync(all, sliced), m_out = __ballot_sync(all, extra);
+      const int l = row[u];
+      // Lanes of this chunk before this one in the same row.
+      const unsigned same = below & ~lanes_below(__shfl_sync(all, begin, l) - chunk);
+      const int in_l = __shfl_sync(all, in, l), out_l = __shfl_sync(all, out, l);
+      const long long er_l = __shfl_sync(all, er, l);
+      const int step_l = __shfl_sync(all, step, l);
+      if (sliced) {
+        const int j = in_l + __popc(m_in & same);
+        if (j < tile_columns) tile[j * 33 + l] = v[u];
+        else a.ell_val[slot0 + static_cast<long long>(j) * 32 + l] = v[u];
       }
-      if (lane == l) mine = in;
+      if (extra) a.er_val[er_l + static_cast<long long>(step_l) * (out_l + __popc(m_out & same))] = v[u];
+      // This lane's row's share of the chunk.
+      const unsigned mine = lanes_below(end - chunk) & ~lanes_below(begin - chunk);
+      in += __popc(m_in & mine);
+      out += __popc(m_out & mine);
     }
   }
   __syncwarp();
-  for (int j = 0; j < Tile; ++j) {
-    if (!__any_sync(all, j < mine)) break;
-    if (j < mine) a.ell_val[slot0 + static_cast<long long>(j) * 32 + lane] = tile[j * 33 + lane];
+  for (int j = 0; j < tile_columns; ++j) {
+    if (!__any_sync(all, j < in)) break;
+    if (j < in) a.ell_val[slot0 + static_cast<long long>(j) * 32 + lane] = tile[j * 33 + lane];
   }
 }
 
@@ -285,12 +306,17 @@ __global__ void __launch_bounds__(256) ehyb_refresh_long_kernel(const EhybRefres
   a.long_val[t] = ld_stream(a.values + from + (t - ldg(a.long_row_ptr + lo)));
 }
 
-// long_nnz: the long rows' entries (long_val's length).
+// longest: the longest row in the slices (the slots a row fills there at
+// most); long_nnz: the long rows' entries (long_val's length).
 template <class Scalar>
-void ehyb_refresh(cudaStream_t stream, const EhybRefresh<Scalar>& a, long long long_nnz) {
-  constexpr int warps = 4, tile = 32;
+void ehyb_refresh(cudaStream_t stream, const EhybRefresh<Scalar>& a, long long longest, long long long_nnz) {
+  constexpr int warps = 4;
+  // A tile as wide as the widest slice, up to 32 columns (8.4 KB a warp in
+  // double): narrow slices leave room for more warps an SM.
+  const int columns = static_cast<int>(longest < 1 ? 1 : longest > 32 ? 32 : longest);
   if (a.slices > 0) {
-    ehyb_refresh_kernel<Scalar, warps, tile><<<blocks_for(a.slices, warps), warps * 32, 0, stream>>>(a);
+    const int shared = warps * columns * 33 * static_cast<int>(sizeof(Scalar));
+    ehyb_refresh_kernel<Scalar, warps><<<blocks_for(a.slices, warps), warps * 32, shared, stream>>>(a, columns);
     check_launch("kspmv::cuda_tuned::ehyb_refresh_kernel");
   }
   if (a.long_rows > 0 && long_nnz > 0) {
