@@ -169,21 +169,10 @@ TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
   EXPECT_EQ(pellr.value_map_bytes(), two_per_row);
   EXPECT_EQ(Matrix<double>::convert(a, Format::Jad, opt).value_map_bytes(), two_per_row);
   EXPECT_EQ(Matrix<double>::convert(a, Format::EvcHyb, opt).value_map_bytes(), two_per_row);
-  // ehyb is refreshed along its rows wherever CUDA's tuned refresh runs
-  // (its own kernel), else where most of a slice's rows lie apart in the
-  // CSR (a scrambled mesh) and no row is long; a power-law graph's hubs
-  // are long rows, and it keeps a slot a nonzero there.
-  const bool ehyb_tuned = detail::on_cuda<Kokkos::DefaultExecutionSpace>() && opt.kernel == KernelPath::Auto;
-  const auto graph = Matrix<double>::convert(a, Format::Ehyb, opt);
-  if (ehyb_tuned) {
-    EXPECT_GE(graph.value_map_bytes(), 8 * static_cast<std::size_t>(a.nrows + 1));
-    EXPECT_LT(graph.value_map_bytes(), per_entry);
-  } else {
-    EXPECT_EQ(graph.value_map_bytes(), per_entry);
-  }
-  ConvertOptions portable = opt;
-  portable.kernel = KernelPath::Portable;
-  EXPECT_EQ(Matrix<double>::convert(a, Format::Ehyb, portable).value_map_bytes(), per_entry);
+  // ehyb walks its rows where most of a slice's rows lie apart in the CSR
+  // (a scrambled mesh) and no row is long; a power-law graph's hubs are
+  // long rows, and it keeps a slot a nonzero.
+  EXPECT_EQ(Matrix<double>::convert(a, Format::Ehyb, opt).value_map_bytes(), per_entry);
   const auto mesh = generate<double>("fem:box=6x6x6:p2:order=scrambled");
   const auto ehyb = Matrix<double>::convert(mesh, Format::Ehyb, opt);
   EXPECT_GE(ehyb.value_map_bytes(), 8 * static_cast<std::size_t>(mesh.nrows + 1));
@@ -192,7 +181,7 @@ TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
   const auto b = generate<double>("banded:500:7");  // equal rows: pellr keeps the CSR's order
   const std::size_t b_entry = 4 * static_cast<std::size_t>(b.nnz());
   for (Format f : {Format::Pellr, Format::Dia, Format::Ell, Format::Ellr, Format::Ehyb}) {
-    const auto m = Matrix<double>::convert(b, f, f == Format::Ehyb ? portable : opt);
+    const auto m = Matrix<double>::convert(b, f, opt);
     EXPECT_TRUE(m.refreshable()) << format_name(f);
     EXPECT_EQ(m.value_map_bytes(), b_entry) << format_name(f);
   }

@@ -179,7 +179,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
 // such run and takes the host build's figures (its METIS partition
 // dominates). Refresh: one copy for the formats that keep the CSR order,
 // a scatter or a walk of the rows for the others (2.7 SpMVs for ell, hyb,
-// dia, jad and evc-hyb, 4 for pellr and ehyb).
+// dia, jad, evc-hyb and ehyb, 4 for pellr).
 SetupDefaults setup_defaults(Format f) {
   switch (f) {
     case Format::Csr:
@@ -197,9 +197,10 @@ SetupDefaults setup_defaults(Format f) {
     case Format::CsrMerge: return {2000, 0.5, 1.0};  // CSR's copy plus its merge-path split points
     case Format::EvcHyb: return {2000, 0.5, 2.7};  // built and refreshed along its rows like jad
     // Built on the device with cells (device_partition.hpp): 7-23 ms on
-    // FEM meshes of 5.6-25M entries, a refresh 3.6-5.7 SpMVs there (its
-    // slot walk), 0.7-2.3 elsewhere.
-    case Format::Ehyb: return {3500, 0.8, 4.0};
+    // FEM meshes of 5.6-25M entries, a refresh 2.3-2.8 SpMVs there (its
+    // CUDA refresh kernel; the portable slot walk 3.6-5.7), 0.6-2.6
+    // elsewhere (its scatter).
+    case Format::Ehyb: return {3500, 0.8, 2.7};
     case Format::Pkt: return {5000, 250, 10.5};  // built on the host
     case Format::Auto: break;
   }

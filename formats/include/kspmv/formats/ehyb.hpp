@@ -1203,27 +1203,30 @@ EhybSlotWalk<Scalar, ExecSpace> slot_walk(const EhybDevice<Scalar, ExecSpace>& f
   w.er_inline = f.er_inline;
   return w;
 }
-// Refreshed by walking its rows (matrix.hpp) where most of a slice's rows
-// lie far apart in the CSR (a scrambled or partitioned order) and no row
-// is long; else through a map of slots the walk writes, a thread an entry.
-// Where most rows follow their neighbour the scatter writes each slice's
-// sectors close together in time anyway, and reads in order; long rows
-// send each segment of the walk on a search for its row (H100, refresh in
-// SpMVs walking / scattering: FEM meshes 3.6-5.7 / 4.7-9.9, stencils
-// 1.1-1.6 / 2.0-2.1, banded and block-diagonal rows in order 2.3-3.4 /
-// 1.3-2.2, an R-MAT graph in contiguous parts with long rows 1.9 / 0.7).
+// Refreshed along its rows (matrix.hpp) where most of a slice's rows lie
+// far apart in the CSR (a scrambled or partitioned order) and no row is
+// long: by its own kernel on CUDA's tuned path (tuned_refresh), else by
+// its slot walk. Elsewhere through a map of slots the walk writes, a
+// thread an entry: where most rows follow their neighbour the scatter
+// reads in order and writes each slice's sectors close together in time.
+// H200, refresh in SpMVs, the tuned kernel / the scatter, on matrices the
+// rule sends to the scatter: banded 2.1 / 2.6 and stencils 1.4-1.9 /
+// 2.0-2.2, but block-diagonal rows of 4 entries 2.1 / 1.1, normal rows of
+// random columns 3.0 / 1.9 and an R-MAT graph with long rows 1.4 / 0.7.
+// (H100, the walk / the scatter: FEM meshes 3.6-5.7 / 4.7-9.9.)
 template <class Scalar, class ExecSpace>
 constexpr bool has_tuned_refresh(const EhybDevice<Scalar, ExecSpace>& f) {
   return on_cuda<ExecSpace>() && f.kernel == KernelPath::Auto;
 }
 template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const EhybDevice<Scalar, ExecSpace>& f) {
-  return has_tuned_refresh(f) || (f.report.long_rows == 0 && 2 * f.rows_in_order < std::int64_t(f.nrows));
+  return f.report.long_rows == 0 && 2 * f.rows_in_order < std::int64_t(f.nrows);
 }
 // Its own refresh where CUDA's tuned path runs (has_tuned_refresh;
 // ehyb_cuda.hpp, ehyb_refresh: a warp a slice, its lanes reading the
-// slice's rows 32 entries a load, and a thread a long row's entry), in every layout and row order: true
-// where it wrote the values, false where the slot walk is to.
+// slice's rows 32 entries a load, and a thread a long row's entry), in
+// every layout and row order: true where it wrote the values, false where
+// the slot walk is to.
 template <class Scalar, class ExecSpace>
 bool tuned_refresh(const ExecSpace& space, const EhybDevice<Scalar, ExecSpace>& f,
                    const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
