@@ -168,7 +168,10 @@ struct EhybRefresh {
 // its row's entries (the row's counts so far held by the row's own
 // lane). Slice entries go into a tile of shared memory at their slot
 // (column j, lane l), which then goes out as whole columns of 32 slots;
-// extra entries, and slice slots past the tile, are written directly.
+// extra entries, and slice slots past the tile, are written directly
+// (tiling padded extra rows too, in a second pass over the rows, took
+// normal rows of random columns from 2.9 SpMVs to 1.7 but the FEM meshes
+// from 2.3-2.8 to 2.9-3.4 on the H200).
 // Unroll loads are issued before any is used, so a warp keeps that many
 // round trips in flight (H200, refresh in SpMVs, 8 against 4: FEM P1
 // meshes 2.25-2.58 against 2.55-2.68, P2 meshes and stencils within 3%,
@@ -239,80 +242,62 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
   }
   const int begin = end - len, total = __shfl_sync(all, end, 31);
   const long long slot0 = ldg(a.slice_offset + s);
-  // Inline extra rows padded column-major (er_width > 0) take the tile
-  // too, in a second pass over the rows (read again, mostly from L2):
-  // written where they lie, a slot a lane in 32 sectors, they had normal
-  // rows of random columns (most entries extra) refreshed in 2.8 SpMVs
-  // against the slot walk's 1.9.
-  const bool padded_extra = a.er_inline && ldg(a.er_width + s) > 0;
   const unsigned below = (1u << lane) - 1u;
   const auto lanes_below = [](int n) { return n >= 32 ? all : (1u << (n < 0 ? 0 : n)) - 1u; };
-  for (int pass = 0; pass < (padded_extra ? 2 : 1); ++pass) {
-    const bool extras = pass == 1;  // this pass tiles the extra entries
-    int in = 0, out = 0;  // this lane's row's slice and extra entries so far
-    for (int base = 0; base < total; base += 32 * Unroll) {
-      int row[Unroll];
-      Scalar v[Unroll];
-      unsigned w[Unroll];
-      long long k[Unroll];
+  int in = 0, out = 0;  // this lane's row's slice and extra entries so far
+  for (int base = 0; base < total; base += 32 * Unroll) {
+    int row[Unroll];
+    Scalar v[Unroll];
+    unsigned w[Unroll];
+    long long k[Unroll];
 #pragma unroll
-      for (int u = 0; u < Unroll; ++u) {
-        const int at = base + 32 * u + lane;
-        // The first row ending after `at`.
-        int l = 0;
+    for (int u = 0; u < Unroll; ++u) {
+      const int at = base + 32 * u + lane;
+      // The first row ending after `at`.
+      int l = 0;
 #pragma unroll
-        for (int d = 16; d > 0; d /= 2) {
-          const int e = __shfl_sync(all, end, l + d - 1);
-          if (e <= at) l += d;
-        }
-        row[u] = l;
-        const long long from = __shfl_sync(all, b, l);
-        const int first = __shfl_sync(all, begin, l);
-        k[u] = from + (at - first);
-        const bool on = at < total;
-        v[u] = on ? ldg(a.values + k[u]) : Scalar(0);
-        w[u] = on ? ldg(a.extra_bits + (k[u] >> 5)) : 0u;
+      for (int d = 16; d > 0; d /= 2) {
+        const int e = __shfl_sync(all, end, l + d - 1);
+        if (e <= at) l += d;
       }
+      row[u] = l;
+      const long long from = __shfl_sync(all, b, l);
+      const int first = __shfl_sync(all, begin, l);
+      k[u] = from + (at - first);
+      const bool on = at < total;
+      v[u] = on ? ldg(a.values + k[u]) : Scalar(0);
+      w[u] = on ? ldg(a.extra_bits + (k[u] >> 5)) : 0u;
+    }
 #pragma unroll
-      for (int u = 0; u < Unroll; ++u) {
-        const int chunk = base + 32 * u;
-        if (chunk >= total) break;  // the same on all lanes
-        const bool on = chunk + lane < total;
-        const bool extra = on && ((w[u] >> (k[u] & 31)) & 1u);
-        const bool sliced = on && !extra;
-        const unsigned m_in = __ballot_sync(all, sliced), m_out = __ballot_sync(all, extra);
-        const int l = row[u];
-        // Lanes of this chunk before this one in the same row.
-        const unsigned same = below & ~lanes_below(__shfl_sync(all, begin, l) - chunk);
-        const int in_l = __shfl_sync(all, in, l), out_l = __shfl_sync(all, out, l);
-        const long long er_l = __shfl_sync(all, er, l);
-        const int step_l = __shfl_sync(all, step, l);
-        if (sliced && !extras) {
-          const int j = in_l + __popc(m_in & same);
-          if (j < tile_columns) tile[j * 33 + l] = v[u];
-          else a.ell_val[slot0 + static_cast<long long>(j) * 32 + l] = v[u];
-        }
-        if (extra && padded_extra == extras) {
-          const int o = out_l + __popc(m_out & same);
-          if (extras && o < tile_columns) tile[o * 33 + l] = v[u];
-          else a.er_val[er_l + static_cast<long long>(step_l) * o] = v[u];
-        }
-        // This lane's row's share of the chunk.
-        const unsigned mine = lanes_below(end - chunk) & ~lanes_below(begin - chunk);
-        in += __popc(m_in & mine);
-        out += __popc(m_out & mine);
+    for (int u = 0; u < Unroll; ++u) {
+      const int chunk = base + 32 * u;
+      if (chunk >= total) break;  // the same on all lanes
+      const bool on = chunk + lane < total;
+      const bool extra = on && ((w[u] >> (k[u] & 31)) & 1u);
+      const bool sliced = on && !extra;
+      const unsigned m_in = __ballot_sync(all, sliced), m_out = __ballot_sync(all, extra);
+      const int l = row[u];
+      // Lanes of this chunk before this one in the same row.
+      const unsigned same = below & ~lanes_below(__shfl_sync(all, begin, l) - chunk);
+      const int in_l = __shfl_sync(all, in, l), out_l = __shfl_sync(all, out, l);
+      const long long er_l = __shfl_sync(all, er, l);
+      const int step_l = __shfl_sync(all, step, l);
+      if (sliced) {
+        const int j = in_l + __popc(m_in & same);
+        if (j < tile_columns) tile[j * 33 + l] = v[u];
+        else a.ell_val[slot0 + static_cast<long long>(j) * 32 + l] = v[u];
       }
+      if (extra) a.er_val[er_l + static_cast<long long>(step_l) * (out_l + __popc(m_out & same))] = v[u];
+      // This lane's row's share of the chunk.
+      const unsigned mine = lanes_below(end - chunk) & ~lanes_below(begin - chunk);
+      in += __popc(m_in & mine);
+      out += __popc(m_out & mine);
     }
-    __syncwarp();
-    // The tile out, whole columns of 32 slots: the slice's, or (extras)
-    // the padded extra rows' from er (this lane's first, er_start + lane).
-    Scalar* const to = extras ? a.er_val + er : a.ell_val + slot0 + lane;
-    const int filled = extras ? out : in;
-    for (int j = 0; j < tile_columns; ++j) {
-      if (!__any_sync(all, j < filled)) break;
-      if (j < filled) to[static_cast<long long>(j) * 32] = tile[j * 33 + lane];
-    }
-    __syncwarp();
+  }
+  __syncwarp();
+  for (int j = 0; j < tile_columns; ++j) {
+    if (!__any_sync(all, j < in)) break;
+    if (j < in) a.ell_val[slot0 + static_cast<long long>(j) * 32 + lane] = tile[j * 33 + lane];
   }
 }
 
