@@ -1210,10 +1210,10 @@ EhybSlotWalk<Scalar, ExecSpace> slot_walk(const EhybDevice<Scalar, ExecSpace>& f
 // thread an entry: where most rows follow their neighbour the scatter
 // reads in order and writes each slice's sectors close together in time.
 // H200, refresh in SpMVs, the tuned kernel / the scatter, on matrices the
-// rule sends to the scatter: banded 2.1 / 2.6 and stencils 1.4-1.9 /
-// 2.0-2.2, but block-diagonal rows of 4 entries 2.1 / 1.1, normal rows of
-// random columns 3.0 / 1.9 and an R-MAT graph with long rows 1.4 / 0.7.
-// (H100, the walk / the scatter: FEM meshes 3.6-5.7 / 4.7-9.9.)
+// rule sends to the scatter: banded 2.2 / 2.6 and stencils 1.4-2.0 /
+// 2.0-2.2, but block-diagonal rows of 4 entries 2.2 / 1.1 and an R-MAT
+// graph with long rows 1.4 / 0.7. (H100, the walk / the scatter: FEM
+// meshes 3.6-5.7 / 4.7-9.9.)
 template <class Scalar, class ExecSpace>
 constexpr bool has_tuned_refresh(const EhybDevice<Scalar, ExecSpace>& f) {
   return on_cuda<ExecSpace>() && f.kernel == KernelPath::Auto;

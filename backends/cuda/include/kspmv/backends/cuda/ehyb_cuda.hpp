@@ -140,7 +140,6 @@ void ehyb_spmv(cudaStream_t stream, int parts, int parts_per_sm, int window_rows
   }
 }
 
-
 // What a refresh (update_values) of EHYB writes and reads: the format's
 // layout (ehyb.hpp, EhybDevice) and the CSR it was built from.
 template <class Scalar>
