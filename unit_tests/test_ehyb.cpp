@@ -372,11 +372,7 @@ TEST(Ehyb, OptionErrors) {
 }
 
 namespace {
-template <class T, class V>
-std::vector<T> host_copy(const V& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return std::vector<T>(h.data(), h.data() + h.extent(0));
-}
+using kspmv_test::host_copy;
 // Every array of two EHYB builds, bit for bit (values compared as bits).
 template <class S>
 void expect_same_ehyb(const EhybDevice<S, Space>& d, const EhybDevice<S, Space>& h, const std::string& what) {

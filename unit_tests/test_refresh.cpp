@@ -4,6 +4,7 @@
 // changed; what the map costs.
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "test_support.hpp"
 
@@ -177,13 +178,125 @@ TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
   const auto ehyb = Matrix<double>::convert(mesh, Format::Ehyb, opt);
   EXPECT_GE(ehyb.value_map_bytes(), 8 * static_cast<std::size_t>(mesh.nrows + 1));
   EXPECT_LE(ehyb.value_map_bytes(), 16 * static_cast<std::size_t>(mesh.nrows + 1));
+  // hyb: a hub row keeps it from its tile kernel (TileKernelKeepsNoSlotANonzero).
   EXPECT_EQ(Matrix<double>::convert(a, Format::Hyb, opt).value_map_bytes(), per_entry);
   const auto b = generate<double>("banded:500:7");  // equal rows: pellr keeps the CSR's order
   const std::size_t b_entry = 4 * static_cast<std::size_t>(b.nnz());
   for (Format f : {Format::Pellr, Format::Dia, Format::Ell, Format::Ellr, Format::Ehyb}) {
     const auto m = Matrix<double>::convert(b, f, opt);
     EXPECT_TRUE(m.refreshable()) << format_name(f);
-    EXPECT_EQ(m.value_map_bytes(), b_entry) << format_name(f);
+    const bool tiled = detail::on_cuda<Kokkos::DefaultExecutionSpace>() && f != Format::Pellr && f != Format::Ehyb;
+    if (tiled)
+      EXPECT_LE(m.value_map_bytes(), 16 * static_cast<std::size_t>(b.nrows + 1)) << format_name(f);
+    else
+      EXPECT_EQ(m.value_map_bytes(), b_entry) << format_name(f);
+  }
+}
+
+namespace {
+using Space = Kokkos::DefaultExecutionSpace;
+using kspmv_test::host_copy;
+using DeviceValues = Kokkos::View<const double*, Kokkos::LayoutLeft, Space::memory_space>;
+
+// Whether a tile of 32 rows of `width` columns fits in 48 KB of shared
+// memory, worked out here: where CUDA's tuned path refreshes dia, ell,
+// ellr and hyb by its tile kernel.
+template <class S>
+bool tile_fits(std::int64_t width) {
+  return detail::on_cuda<Space>() && width > 0 && width * 33 * std::int64_t(sizeof(S)) <= 48 * 1024;
+}
+
+// The format's own refresh (tuned_refresh) of a build of a's values with
+// b's gives, value array for value array, a build of b; it says it wrote
+// them exactly where `expected`, and elsewhere leaves the build alone.
+template <class S, class Build, class Arrays>
+void tuned_refresh_builds(const HostCsr<S>& a, const Build& build, const Arrays& arrays, bool expected,
+                          const std::string& what) {
+  const HostCsr<S> b = with_new_values(a, 31);
+  auto f = build(a);
+  const auto db = upload_csr<S, Space>(b);
+  const Kokkos::View<const S*, Kokkos::LayoutLeft, Space::memory_space> values = db.values;
+  const bool wrote = detail::tuned_refresh(Space(), f, db.row_ptr, values);
+  Space().fence();
+  EXPECT_EQ(wrote, expected) << what;
+  EXPECT_EQ(detail::refresh_by_rows(f), expected) << what;
+  EXPECT_EQ(arrays(f), arrays(build(wrote ? b : a))) << what;
+}
+}  // namespace
+
+// dia, ell, ellr and hyb on CUDA's tuned path refresh by a tile of rows in
+// shared memory: rows with every diagonal and rows missing some (the
+// stencil's faces, a band's corners), empty rows, row counts that leave a
+// tile part full, widths on both sides of what a tile holds in double and
+// float, hyb's entries past the width; short rows and a hub row keep the
+// scatter.
+TEST(Refresh, TileKernelWritesTheBitsOfAFreshBuild) {
+  for (const KernelPath path : {KernelPath::Auto, KernelPath::Portable}) {
+    auto opt = kspmv_test::test_options(path);
+    const bool tuned = path == KernelPath::Auto;
+    const auto dia_values = [](const auto& f) { return host_copy<typename std::decay_t<decltype(f)>::scalar_type>(f.data); };
+    const auto ell_values = [](const auto& f) { return host_copy<typename std::decay_t<decltype(f)>::scalar_type>(f.values); };
+    for (const char* spec : {"lap3d:9", "lap2d9:37", "banded:1000:8", "banded:700:64", "banded:600:100",
+                             "blockdiag:333:5", "uniform:1000:0:40:seed=4"}) {
+      const auto a = generate<double>(spec);
+      const auto af = convert_scalar<float>(a);
+      std::set<std::int64_t> diagonals;
+      std::int64_t width = 0;
+      for (ordinal_t i = 0; i < a.nrows; ++i) {
+        width = std::max(width, a.row_length(i));
+        for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) diagonals.insert(std::int64_t(a.col_idx[k]) - i);
+      }
+      const std::int64_t ndiag = static_cast<std::int64_t>(diagonals.size());
+      // The formats' rules: dia's rows 6 entries or more on average, an ELL
+      // (hyb's too) 12 slots wide or more.
+      const bool dia_rows = a.nnz() >= 6 * std::int64_t(a.nrows), ell_rows = width >= 12;
+      const std::string what = std::string(spec) + (tuned ? " auto" : " portable");
+      if (kspmv_test::padded_fill(Format::Dia, a) <= opt.max_fill) {
+        tuned_refresh_builds(a, [&](const HostCsr<double>& m) { return to_dia<double, Space>(upload_csr<double, Space>(m), opt); },
+                             dia_values, tuned && dia_rows && tile_fits<double>(ndiag), what + " dia");
+        tuned_refresh_builds(af, [&](const HostCsr<float>& m) { return to_dia<float, Space>(upload_csr<float, Space>(m), opt); },
+                             dia_values, tuned && dia_rows && tile_fits<float>(ndiag), what + " dia (float)");
+      }
+      tuned_refresh_builds(a, [&](const HostCsr<double>& m) { return to_ell<double, Space>(upload_csr<double, Space>(m), opt); },
+                           ell_values, tuned && ell_rows && tile_fits<double>(width), what + " ell");
+      tuned_refresh_builds(af, [&](const HostCsr<float>& m) { return to_ell<float, Space>(upload_csr<float, Space>(m), opt); },
+                           ell_values, tuned && ell_rows && tile_fits<float>(width), what + " ell (float)");
+      tuned_refresh_builds(a, [&](const HostCsr<double>& m) { return to_ellr<double, Space>(upload_csr<double, Space>(m), opt); },
+                           [](const auto& f) { return host_copy<double>(f.ell.values); },
+                           tuned && ell_rows && tile_fits<double>(width), what + " ellr");
+      for (const std::int64_t k : {std::int64_t(3), std::int64_t(12)}) {
+        auto o = opt;
+        o.hyb_k = k;
+        const std::int64_t w = std::min(k, width);
+        tuned_refresh_builds(a, [&](const HostCsr<double>& m) { return to_hyb<double, Space>(upload_csr<double, Space>(m), o); },
+                             [](const auto& f) {
+                               auto v = host_copy<double>(f.ell.values);
+                               const auto c = host_copy<double>(f.coo.val);
+                               v.insert(v.end(), c.begin(), c.end());
+                               return v;
+                             },
+                             tuned && w >= 12 && tile_fits<double>(w) && width <= std::min<std::int64_t>(4 * w, 1024),
+                             what + " hyb K " + std::to_string(k));
+      }
+    }
+  }
+}
+
+// Through Matrix::update_values: the tile kernel where it runs (rows of
+// 19 entries), and what the map keeps then (no slot a nonzero).
+TEST(Refresh, TileKernelKeepsNoSlotANonzero) {
+  const auto a = generate<double>("banded:1200:9");
+  const auto opt = kspmv_test::test_options();
+  for (Format f : {Format::Dia, Format::Ell, Format::Ellr, Format::Hyb}) {
+    auto m = Matrix<double>::convert(a, f, opt);
+    const bool tiled = detail::on_cuda<Space>();
+    if (tiled)
+      EXPECT_LE(m.value_map_bytes(), 16 * static_cast<std::size_t>(a.nrows + 1)) << format_name(f);
+    else
+      EXPECT_EQ(m.value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz())) << format_name(f);
+    const auto b = with_new_values(a, 41);
+    m.update_values(device_values(b));
+    EXPECT_TRUE(same_bits(product(m, 7), product(Matrix<double>::convert(b, f, opt), 7))) << format_name(f);
   }
 }
 

@@ -167,4 +167,11 @@ kspmv::HostCsr<Scalar> from_triplets(std::int64_t rows, std::int64_t cols,
   return kspmv::to_csr(c);
 }
 
+// A device view's elements, on the host.
+template <class T, class V>
+std::vector<T> host_copy(const V& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<T>(h.data(), h.data() + h.extent(0));
+}
+
 }  // namespace kspmv_test

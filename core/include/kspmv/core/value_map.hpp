@@ -24,7 +24,10 @@
 // scatter through a per-entry map would write
 // each 32-byte sector of a slice at times far apart (2.2-4.2 SpMVs a
 // refresh on FEM meshes against 1.2-2.8). Where rows keep the CSR's order
-// the walk writes the per-entry map (from_slots) and refreshes scatter.
+// the walk writes the per-entry map (from_slots) and refreshes scatter,
+// but for dia, ell, ellr and hyb on CUDA's tuned path: their own kernel
+// (tuned_refresh) reads a tile of rows as one run of the CSR and writes
+// it out a column at a time, and the map keeps only the row offsets.
 #pragma once
 
 #include <Kokkos_Core.hpp>

@@ -18,6 +18,7 @@
 #include "kspmv/config.hpp"
 #if KSPMV_ENABLE_CUDA
 #include "kspmv/backends/cuda/dia_cuda.hpp"
+#include "kspmv/backends/cuda/tile_refresh_cuda.hpp"
 #endif
 
 namespace kspmv {
@@ -272,6 +273,55 @@ template <class Scalar, class ExecSpace>
 DiaSlotWalk<Scalar, ExecSpace> slot_walk(const DiaDevice<Scalar, ExecSpace>& f,
                                          const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
   return {rp, f.row_diagonals, f.mask_words, f.pitch, f.nrows, f.ndiag};
+}
+// Refreshed by a kernel of its own on CUDA's tuned path (tile_refresh_cuda.hpp:
+// a tile of rows read as one run of the CSR, written out a diagonal at a
+// time; each row's n-th entry on the n-th diagonal its mask names, no
+// column read) where a tile of 32 rows of every diagonal fits in shared
+// memory and its rows hold 6 entries or more on average; its map then
+// keeps no slot a nonzero. Elsewhere through a map of slots its walk
+// writes (refresh_by_rows, matrix.hpp). H200, refresh in SpMVs, the tile /
+// the scatter: 7-point stencil 2.4 / 2.5, 9-point 2.3 / 3.0, bands of 17,
+// 41 and 129 diagonals 2.7 / 5.4, 3.1 / 10.5, 2.3 / 8.9, the 27-point
+// stencil 2.7 / 8.2; rows of 4 entries on 7 diagonals (block-diagonal)
+// 3.2 / 3.0 in a variant with tiles of 256 rows.
+constexpr std::int64_t kDiaTileRowEntries = 6;
+template <class Scalar, class ExecSpace>
+bool has_tuned_refresh(const DiaDevice<Scalar, ExecSpace>& f) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
+    return f.kernel == KernelPath::Auto && f.ndiag > 0 && cuda_tuned::tile_refresh_rows<Scalar>(f.ndiag) > 0 &&
+           f.nnz >= kDiaTileRowEntries * std::int64_t(f.nrows);
+#endif
+  (void)f;
+  return false;
+}
+template <class Scalar, class ExecSpace>
+bool refresh_by_rows(const DiaDevice<Scalar, ExecSpace>& f) {
+  return has_tuned_refresh(f);
+}
+// True where it wrote the values (has_tuned_refresh), false where the
+// slot walk is to.
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const DiaDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (!has_tuned_refresh(f)) return false;
+    cuda_tuned::TileLayout layout;
+    layout.width = f.ndiag;
+    layout.stride = f.pitch;
+    cuda_tuned::DiagonalColumns columns;
+    columns.mask = f.row_diagonals.data();
+    columns.words = f.mask_words;
+    columns.ndiag = f.ndiag;
+    return cuda_tuned::tile_refresh(space.cuda_stream(), f.nrows, rp.data(), values.data(), f.data.data(), layout,
+                                    columns, cuda_tuned::NoTail{}, true);
+  }
+#endif
+  (void)space, (void)f, (void)rp, (void)values;
+  return false;
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

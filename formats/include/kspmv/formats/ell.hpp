@@ -24,6 +24,7 @@
 #include "kspmv/core/options.hpp"
 #if KSPMV_ENABLE_CUDA
 #include "kspmv/backends/cuda/ell_cuda.hpp"
+#include "kspmv/backends/cuda/tile_refresh_cuda.hpp"
 #endif
 
 namespace kspmv {
@@ -238,6 +239,66 @@ template <class Scalar, class ExecSpace>
 EllSlotWalk<Scalar, ExecSpace> slot_walk(const EllDevice<Scalar, ExecSpace>& f,
                                          const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
   return {rp, f.width, f.nrows, f.width};
+}
+// Refreshed by a kernel of its own on CUDA's tuned path (tile_refresh_cuda.hpp:
+// a tile of rows read as one run of the CSR, written out a slot column at
+// a time, padding included) where a tile of 32 rows of its width fits in
+// shared memory and the width is 12 or more; its map then keeps no slot a
+// nonzero. Elsewhere a slot a nonzero, written by its walk, and a scatter
+// through it (refresh_by_rows, matrix.hpp): where every row is short and
+// about as long as the others, neighbouring warps complete each sector of
+// a slot column while it is in L2. Long rows, or rows of varying length
+// (a column's slots then fill here and there), leave its sectors
+// part-written. H200, refresh in SpMVs, the tile / the scatter (ell):
+// widths of 12 or more (FEM P1 meshes, uniform and normal rows, bands,
+// the 27-point stencil) 0.9-1.9 / 1.6-4.4; widths of 4, 7 and 9
+// (block-diagonal rows, the 7- and 9-point stencils) 1.7-2.2 / 1.6-1.7. ELLR and HYB take
+// the same kernel (tile_layout, ell_tile_fits).
+template <class Scalar, class ExecSpace>
+bool ell_tile_fits(const EllDevice<Scalar, ExecSpace>& f) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
+    return f.kernel == KernelPath::Auto && f.width > 0 && cuda_tuned::tile_refresh_rows<Scalar>(f.width) > 0;
+#endif
+  (void)f;
+  return false;
+}
+// Narrower ELLs keep the scatter (above).
+constexpr int kEllTileWidth = 12;
+template <class Scalar, class ExecSpace>
+bool has_tuned_refresh(const EllDevice<Scalar, ExecSpace>& f) {
+  return ell_tile_fits(f) && f.width >= kEllTileWidth;
+}
+template <class Scalar, class ExecSpace>
+bool refresh_by_rows(const EllDevice<Scalar, ExecSpace>& f) {
+  return has_tuned_refresh(f);
+}
+#if KSPMV_ENABLE_CUDA
+// Where its tile columns lie: slot n of a tile's rows, 256-row slices.
+template <class Scalar, class ExecSpace>
+cuda_tuned::TileLayout tile_layout(const EllDevice<Scalar, ExecSpace>& f) {
+  cuda_tuned::TileLayout layout;
+  layout.width = f.width;
+  layout.stride = kEllSliceRows;
+  layout.slice_rows = kEllSliceRows;
+  return layout;
+}
+#endif
+// True where it wrote the values (has_tuned_refresh), false where the
+// slot walk is to.
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const EllDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (!has_tuned_refresh(f)) return false;
+    return cuda_tuned::tile_refresh(space.cuda_stream(), f.nrows, rp.data(), values.data(), f.values.data(),
+                                    tile_layout(f), cuda_tuned::EntryColumns{}, cuda_tuned::NoTail{}, true);
+  }
+#endif
+  (void)space, (void)f, (void)rp, (void)values;
+  return false;
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

@@ -115,6 +115,17 @@ EllSlotWalk<Scalar, ExecSpace> slot_walk(const EllrDevice<Scalar, ExecSpace>& f,
                                          const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
   return slot_walk(f.ell, rp);
 }
+// Its refresh: its ELL's (has_tuned_refresh, tuned_refresh in ell.hpp).
+template <class Scalar, class ExecSpace>
+bool refresh_by_rows(const EllrDevice<Scalar, ExecSpace>& f) {
+  return has_tuned_refresh(f.ell);
+}
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const EllrDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+  return tuned_refresh(space, f.ell, rp, values);
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const EllrDevice<Scalar, ExecSpace>& f) {

@@ -208,6 +208,38 @@ HybSlotWalk<Scalar, ExecSpace> slot_walk(const HybDevice<Scalar, ExecSpace>& f,
                                          const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
   return {rp, f.coo_row_start, f.ell.width, static_cast<std::int64_t>(f.ell.values.extent(0)), f.nrows, f.longest};
 }
+// Its refresh: its ELL's kernel (ell.hpp), each row's entries past the
+// width written straight into the COO part, which follows the CSR's
+// order; where ELL's rule takes its ELL part (has_tuned_refresh in
+// ell.hpp: a width K of 12 or more) and no row is longer than 4 widths
+// (and 1,024 entries): a block reads its tile's entries alone, and a hub
+// row would hold it up while the others finish. Elsewhere the scatter.
+template <class Scalar, class ExecSpace>
+bool has_tuned_refresh(const HybDevice<Scalar, ExecSpace>& f) {
+  return has_tuned_refresh(f.ell) && f.longest <= std::min<std::int64_t>(4 * std::int64_t(f.ell.width), 1024);
+}
+template <class Scalar, class ExecSpace>
+bool refresh_by_rows(const HybDevice<Scalar, ExecSpace>& f) {
+  return has_tuned_refresh(f);
+}
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const HybDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (!has_tuned_refresh(f)) return false;
+    cuda_tuned::CooTail<Scalar> tail;
+    tail.val = f.coo.val.data();
+    tail.row_start = f.coo_row_start.data();
+    tail.width = f.ell.width;
+    return cuda_tuned::tile_refresh(space.cuda_stream(), f.nrows, rp.data(), values.data(), f.ell.values.data(),
+                                    tile_layout(f.ell), cuda_tuned::EntryColumns{}, tail, false);
+  }
+#endif
+  (void)space, (void)f, (void)rp, (void)values;
+  return false;
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const HybDevice<Scalar, ExecSpace>& f) {

@@ -161,8 +161,11 @@ struct has_tuned_refresh_kernel<
 // the CSR's order, a thread an entry reads in order and neighbouring warps
 // complete each sector while it is in L2, and beat a thread a row reading
 // its row 8 bytes at a time (dia 70 us against 86 on a block-diagonal
-// matrix, hyb's COO part 5x). A format that walks says so with an overload
-// of its own (argument-dependent lookup).
+// matrix, hyb's COO part 5x). A format with a refresh kernel of its own
+// (tuned_refresh) is refreshed by it where its map is by rows: dia, ell,
+// ellr and hyb on CUDA's tuned path (a tile of rows in shared memory) and
+// ehyb. A format that walks says so with an overload of its own
+// (argument-dependent lookup).
 template <class F>
 constexpr bool refresh_by_rows(const F&) {
   return false;
