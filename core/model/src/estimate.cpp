@@ -178,8 +178,10 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
 // SpMVs; it takes jad's figures, as the others are taken); pkt has no
 // such run and takes the host build's figures (its METIS partition
 // dominates). Refresh: one copy for the formats that keep the CSR order,
-// a scatter or a walk of the rows for the others (2.7 SpMVs for ell, hyb,
-// dia, jad, evc-hyb and ehyb, 4 for pellr).
+// a scatter or a walk of the rows for the others (2.7 SpMVs for dia, jad,
+// evc-hyb and ehyb, 4 for pellr); ell, ellr and hyb 1.7, the middle of
+// their tile kernel's 0.7-1.9 on rows of 12 or more entries and their
+// scatter's 1.6-1.7 on shorter ones (H200, tile_refresh_cuda.hpp).
 SetupDefaults setup_defaults(Format f) {
   switch (f) {
     case Format::Csr:
@@ -188,10 +190,10 @@ SetupDefaults setup_defaults(Format f) {
     case Format::CsrVector:
     case Format::CsrAdaptive:
     case Format::Coo: return {2000, 0.3, 1.0};
-    case Format::Dia:
     case Format::Ell:
     case Format::Ellr:
-    case Format::Hyb:
+    case Format::Hyb: return {2000, 0.5, 1.7};
+    case Format::Dia:
     case Format::Jad: return {2000, 0.5, 2.7};
     case Format::Pellr: return {2000, 0.5, 4.0};
     case Format::CsrMerge: return {2000, 0.5, 1.0};  // CSR's copy plus its merge-path split points
