@@ -180,8 +180,8 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
 // dominates). Refresh: one copy for the formats that keep the CSR order,
 // a scatter or a walk of the rows for the others (2.7 SpMVs for dia, jad,
 // evc-hyb and ehyb, 4 for pellr); ell, ellr and hyb 1.7, the middle of
-// their tile kernel's 0.7-1.9 on rows of 12 or more entries and their
-// scatter's 1.6-1.7 on shorter ones (H200, tile_refresh_cuda.hpp).
+// their tile kernel's 0.7-2.4 where an ELL is 12 wide or more and their
+// scatter's 1.6-1.7 on narrower ones (H200, tile_refresh_cuda.hpp).
 SetupDefaults setup_defaults(Format f) {
   switch (f) {
     case Format::Csr:

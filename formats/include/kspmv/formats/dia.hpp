@@ -281,9 +281,9 @@ DiaSlotWalk<Scalar, ExecSpace> slot_walk(const DiaDevice<Scalar, ExecSpace>& f,
 // memory and its rows hold 6 entries or more on average; its map then
 // keeps no slot a nonzero. Elsewhere through a map of slots its walk
 // writes (refresh_by_rows, matrix.hpp). H200, refresh in SpMVs, the tile /
-// the scatter: 7-point stencil 2.4 / 2.5, 9-point 2.3 / 3.0, bands of 17,
-// 41 and 129 diagonals 2.7 / 5.4, 3.1 / 10.5, 2.3 / 8.9, the 27-point
-// stencil 2.7 / 8.2; rows of 4 entries on 7 diagonals (block-diagonal)
+// the scatter: 7-point stencil 2.3 / 2.5, 9-point 2.3 / 3.0, bands of 17,
+// 41 and 129 diagonals 2.6 / 5.2, 3.0 / 8.9, 2.3 / 8.4, the 27-point
+// stencil 2.6 / 8.0; rows of 4 entries on 7 diagonals (block-diagonal)
 // 3.2 / 3.0 in a variant with tiles of 256 rows.
 constexpr std::int64_t kDiaTileRowEntries = 6;
 template <class Scalar, class ExecSpace>

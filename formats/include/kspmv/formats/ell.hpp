@@ -251,9 +251,9 @@ EllSlotWalk<Scalar, ExecSpace> slot_walk(const EllDevice<Scalar, ExecSpace>& f,
 // (a column's slots then fill here and there), leave its sectors
 // part-written. H200, refresh in SpMVs, the tile / the scatter (ell):
 // widths of 12 or more (FEM P1 meshes, uniform and normal rows, bands,
-// the 27-point stencil) 0.9-1.9 / 1.6-4.4; widths of 4, 7 and 9
-// (block-diagonal rows, the 7- and 9-point stencils) 1.7-2.2 / 1.6-1.7. ELLR and HYB take
-// the same kernel (tile_layout, ell_tile_fits).
+// the 27-point stencil) 0.8-2.0 / 1.6-4.4; widths of 4, 7 and 9
+// (block-diagonal rows, the 7- and 9-point stencils) 1.7-2.2 / 1.6-1.7.
+// ELLR and HYB take the same kernel (tile_layout, ell_tile_fits).
 template <class Scalar, class ExecSpace>
 bool ell_tile_fits(const EllDevice<Scalar, ExecSpace>& f) {
 #if KSPMV_ENABLE_CUDA
