@@ -342,7 +342,16 @@ TEST(Pkt, PartitionersAndInternalOrder) {
     std::string method;
     for (const auto& p : m.properties())
       if (p.first == "partitioner") method = p.second;
-    EXPECT_EQ(method, how == Partitioner::Contiguous ? "contiguous" : (have_metis() ? "metis" : "contiguous"));
+    // Auto partitions on the device (cells); METIS only when asked.
+    EXPECT_EQ(method, how == Partitioner::Contiguous ? "contiguous" : "cells");
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 2.0, -1.0));
+  }
+  if (have_metis()) {
+    ConvertOptions o;
+    o.partitioner = Partitioner::Metis;
+    o.pkt_rows = 500;
+    const auto m = Matrix<double>::convert(a, Format::Pkt, o);
+    EXPECT_EQ(m.properties()[1], (std::pair<std::string, std::string>("partitioner", "metis")));
     EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 2.0, -1.0));
   }
   if (!have_metis()) {

@@ -1,7 +1,8 @@
 // Row partitioning: METIS under a time budget (in a child process that is
 // killed at the deadline), Auto's fallback to BFS parts grown meanwhile, an
 // explicit Metis past its budget refused with nothing built, the budget's
-// argument checks, and BFS parts for PKT's bounded packets.
+// argument checks, BFS parts for PKT's bounded packets, and PKT's device
+// build against its host build.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -250,3 +251,117 @@ TEST(Partition, CellsAndGroupCellsRejectBadArguments) {
   EXPECT_EQ(one.size(), 1u);
 }
 
+namespace {
+// Every array of two PKT builds, compared exactly.
+template <class Scalar, class Space>
+void expect_same_packets(const PktDevice<Scalar, Space>& h, const PktDevice<Scalar, Space>& d, const std::string& what) {
+  using kspmv_test::host_copy;
+  EXPECT_EQ(h.partitioner, d.partitioner) << what;
+  EXPECT_EQ(h.packets, d.packets) << what;
+  EXPECT_EQ(h.threads, d.threads) << what;
+  EXPECT_EQ(h.packet_rows, d.packet_rows) << what;
+  EXPECT_EQ(h.packet_nnz, d.packet_nnz) << what;
+  EXPECT_EQ(host_copy<int>(h.new_to_old), host_copy<int>(d.new_to_old)) << what;
+  EXPECT_EQ(host_copy<int>(h.packet_start), host_copy<int>(d.packet_start)) << what;
+  EXPECT_EQ(host_copy<std::int64_t>(h.packet_offset), host_copy<std::int64_t>(d.packet_offset)) << what;
+  EXPECT_EQ(host_copy<std::uint32_t>(h.index), host_copy<std::uint32_t>(d.index)) << what;
+  EXPECT_EQ(host_copy<Scalar>(h.value), host_copy<Scalar>(d.value)) << what;
+  const auto& hr = h.remainder;
+  const auto& dr = d.remainder;
+  EXPECT_EQ(hr.nnz, dr.nnz) << what;
+  EXPECT_EQ(host_copy<int>(hr.row), host_copy<int>(dr.row)) << what;
+  EXPECT_EQ(host_copy<int>(hr.col), host_copy<int>(dr.col)) << what;
+  EXPECT_EQ(host_copy<Scalar>(hr.val), host_copy<Scalar>(dr.val)) << what;
+  EXPECT_EQ(host_copy<int>(hr.span_row), host_copy<int>(dr.span_row)) << what;
+  EXPECT_EQ(host_copy<int>(hr.span_first), host_copy<int>(dr.span_first)) << what;
+  EXPECT_EQ(host_copy<int>(hr.span_last), host_copy<int>(dr.span_last)) << what;
+  EXPECT_EQ(host_copy<int>(hr.empty_rows), host_copy<int>(dr.empty_rows)) << what;
+}
+
+template <class Scalar>
+void check_pkt_device_build(const HostCsr<Scalar>& a, const std::string& spec) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  const auto d_csr = upload_csr<Scalar, Space>(a);
+  for (Partitioner how : {Partitioner::Cells, Partitioner::Contiguous})
+    for (int rows : {0, 300, 64})
+      for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal}) {
+        ConvertOptions o;
+        o.partitioner = how;
+        o.pkt_rows = rows;
+        o.output_order = order;
+        const std::string what = spec + " partitioner " + std::to_string(int(how)) + " pkt_rows " +
+                                 std::to_string(rows) + " order " + std::to_string(int(order));
+        const auto h = to_pkt<Scalar, Space>(a, o);
+        const auto d = to_pkt<Scalar, Space>(d_csr, o);
+        expect_same_packets(h, d, what);
+      }
+}
+}  // namespace
+
+// PKT's device build takes the host build's steps as parallel passes:
+// from the same partition (the cells partitioner runs alike on both;
+// contiguous parts), every array is the same, packet padding, remainder
+// and the threads' deal included (on a host build a packet has one thread:
+// PktDeal checks the deal itself). Rows of one length (a stencil), power-law rows
+// (a deal that must balance), a band, empty rows and a row holding a
+// fifth of the entries.
+TEST(Pkt, DeviceBuildLaysOutTheHostBuildsPackets) {
+  for (const char* spec : {"lap3d:12", "powerlaw:3000:8:seed=2", "banded:1500:9"})
+    check_pkt_device_build(generate<double>(spec), spec);
+  check_pkt_device_build(generate<float>("powerlaw:2000:6:seed=4"), "powerlaw float");
+  {
+    // Empty rows and one long row.
+    std::vector<std::tuple<int, int, double>> t;
+    const int n = 900;
+    for (int i = 0; i < n; ++i)
+      if (i % 7 != 3) t.emplace_back(i, i, 2.0 + i);
+    for (int j = 1; j < n; j += 2) t.emplace_back(450, j, 0.25 + j);
+    for (int i = 1; i < n; i += 3)
+      if (i != 450) t.emplace_back(i, (i * 37 + 1) % n, -1.0);
+    check_pkt_device_build(kspmv_test::from_triplets<double>(n, n, t), "empty rows and a long row");
+  }
+  check_pkt_device_build(HostCsr<double>(0, 0), "empty");
+}
+
+// The device build's deal of a packet's rows to its threads against a
+// plain reading of the rule: each row, most entries first, to the thread
+// with the least entries so far, the lowest of equals. Packets of one
+// row, of more rows than threads and of fewer, rows of 0 entries, ties.
+TEST(Pkt, DealGivesEachRowTheLeastLoadedThread) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  using Mem = Space::memory_space;
+  const std::vector<int> start = {0, 1, 40, 41, 300, 305};
+  const int n = start.back(), packets = static_cast<int>(start.size()) - 1;
+  std::vector<int> count(n);
+  for (int r = 0; r < n; ++r) count[r] = static_cast<int>((r * 7919u) % 23u) % 9;  // ties and zeros
+  // Order: by packet, entries descending, row.
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  for (int q = 0; q < packets; ++q)
+    std::stable_sort(order.begin() + start[q], order.begin() + start[q + 1],
+                     [&](int u, int v) { return count[u] > count[v]; });
+  for (int T : {1, 3, 7, 128}) {
+    std::vector<int> thread(n), slot(n);
+    std::vector<std::int64_t> size(packets);
+    for (int q = 0; q < packets; ++q) {
+      std::vector<std::int64_t> load(T, 0);
+      for (int pos = start[q]; pos < start[q + 1]; ++pos) {
+        const int r = order[pos];
+        const int t = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+        thread[r] = t;
+        slot[r] = static_cast<int>(load[t]);
+        load[t] += count[r];
+      }
+      size[q] = *std::max_element(load.begin(), load.end()) * T;
+    }
+    const auto d_start = detail::upload<int, Mem>(start, "start");
+    const auto d_order = detail::upload<int, Mem>(order, "order");
+    const auto d_count = detail::upload<int, Mem>(count, "count");
+    Kokkos::View<int*, Mem> d_thread("thread", n), d_slot("slot", n);
+    Kokkos::View<std::int64_t*, Mem> d_size("size", packets);
+    detail::pkt_deal(Space(), packets, T, d_start, d_order, d_count, d_thread, d_slot, d_size);
+    EXPECT_EQ(kspmv_test::host_copy<int>(d_thread), thread) << T;
+    EXPECT_EQ(kspmv_test::host_copy<int>(d_slot), slot) << T;
+    EXPECT_EQ(kspmv_test::host_copy<std::int64_t>(d_size), size) << T;
+  }
+}

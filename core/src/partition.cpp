@@ -27,6 +27,21 @@ namespace kspmv {
 
 bool have_metis() { return KSPMV_HAVE_METIS != 0; }
 
+int parts_for_max_rows(std::int64_t n, ordinal_t max_rows) {
+  return static_cast<int>((n * 10 / 9 + max_rows - 1) / max_rows);
+}
+
+std::vector<ordinal_t> cut_parts(const std::vector<std::int64_t>& part_rows, ordinal_t max_rows) {
+  std::vector<ordinal_t> start(1, 0);
+  ordinal_t first = 0;
+  for (const std::int64_t rows : part_rows) {
+    const ordinal_t end = first + static_cast<ordinal_t>(rows);
+    for (ordinal_t s = first; s < end; s += max_rows) start.push_back(std::min(end, s + max_rows));
+    first = end;
+  }
+  return start;
+}
+
 namespace {
 
 // Parts from a label per row: rows grouped by label (stable), labels whose
@@ -42,9 +57,9 @@ RowPartition from_labels(const std::vector<int>& label, int nlabels, ordinal_t m
     std::vector<ordinal_t> next(count.begin(), count.end() - 1);
     for (ordinal_t i = 0; i < n; ++i) p.new_to_old[next[label[i]]++] = i;
   }
-  p.part_start.push_back(0);
-  for (int l = 0; l < nlabels; ++l)
-    for (ordinal_t s = count[l]; s < count[l + 1]; s += max_rows) p.part_start.push_back(std::min(count[l + 1], s + max_rows));
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(nlabels));
+  for (int l = 0; l < nlabels; ++l) rows[l] = count[l + 1] - count[l];
+  p.part_start = cut_parts(rows, max_rows);
   return p;
 }
 
@@ -431,7 +446,7 @@ RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partit
   const ordinal_t n = a.nrows;
   // METIS gets ~10% more parts than strictly needed, so its load imbalance
   // rarely forces a split.
-  const int nparts = static_cast<int>((static_cast<std::int64_t>(n) * 10 / 9 + max_rows - 1) / max_rows);
+  const int nparts = parts_for_max_rows(n, max_rows);
   std::vector<int> label(static_cast<std::size_t>(n), 0);
   RowPartition p;
   if ((how == Partitioner::Metis || how == Partitioner::Auto) && have_metis() && nparts > 1) {

@@ -1,5 +1,5 @@
 // Row partitioning on the matrix's own execution space ("cells"), for the
-// formats that cache a part's window of x (EHYB): parts of about equal
+// formats that cache a part's window of x (EHYB, PKT): parts of about equal
 // rows whose entries mostly stay inside them, in milliseconds where METIS
 // takes seconds and the host's BFS growing a third of one.
 //

@@ -19,9 +19,9 @@ enum class OutputOrder { Caller, Internal };
 enum class KernelPath { Auto, Portable };
 
 // How PKT and EHYB partition rows.
-// Auto: for EHYB built from a device CSR (what kspmv::Matrix does), Cells;
-// for the host builds (EHYB's to_ehyb of a HostCsr, PKT), METIS when kspmv
-// was built with it and it finishes within
+// Auto: for their builds from a device CSR (what kspmv::Matrix does),
+// Cells; for their host builds (to_ehyb or to_pkt of a HostCsr), METIS
+// when kspmv was built with it and it finishes within
 // ConvertOptions::partition_budget_seconds, else parts grown breadth-first
 // (EHYB; PKT without METIS: contiguous). Reported in the format's
 // properties (partitioner, partition_note), never silent.

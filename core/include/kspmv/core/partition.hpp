@@ -48,6 +48,17 @@ template <class Scalar>
 RowPartition partition_rows(const HostCsr<Scalar>& a, ordinal_t max_rows, Partitioner how, double budget_seconds,
                             const ProgressFn& progress = {});
 
+// The parts partition_rows asks a partitioner for, for parts of at most
+// max_rows rows: about 10% more than n / max_rows, so a partitioner's
+// imbalance rarely forces a cut.
+int parts_for_max_rows(std::int64_t n, ordinal_t max_rows);
+
+// Parts of at most max_rows rows from parts holding part_rows[l] rows
+// (numbered part by part): each part cut into consecutive pieces of
+// max_rows, empty parts dropped. Returns the pieces' first rows, size
+// pieces + 1: RowPartition::part_start.
+std::vector<ordinal_t> cut_parts(const std::vector<std::int64_t>& part_rows, ordinal_t max_rows);
+
 // Splits the rows of a square matrix into exactly `nparts` parts (some may
 // be empty): METIS k-way (Partitioner::Metis, or Auto when built with
 // METIS and METIS finishes within the budget; parts within METIS' ~3%

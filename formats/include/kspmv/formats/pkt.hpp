@@ -1,7 +1,7 @@
 // PKT (Bell & Garland §3.6, §4.6): rows and columns are renumbered part by
-// part (METIS k-way on A + A^T when available, contiguous blocks
-// otherwise), so most entries fall into diagonal blocks ("packets") of at
-// most `packet_rows` rows. A team per packet loads the packet's window of x
+// part (cells grown on the device by default; METIS k-way on A + A^T, BFS,
+// RCM or contiguous blocks when asked), so most entries fall into diagonal
+// blocks ("packets") of at most `packet_rows` rows. A team per packet loads the packet's window of x
 // into team scratch once; the packet's rows are spread over the team's
 // threads by greedy least-occupied-bin packing, each thread's entries laid
 // out column-major with 16-bit local row and column packed in one 32-bit
@@ -19,13 +19,18 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <queue>
 #include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/adaptive.hpp"
+#include "kspmv/core/device_build.hpp"
+#include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_info.hpp"
+#include "kspmv/core/device_partition.hpp"
 #include "kspmv/core/partition.hpp"
+#include "kspmv/core/scratch.hpp"
 #include "kspmv/core/permutation.hpp"
 #include "kspmv/formats/coo.hpp"
 #if KSPMV_ENABLE_CUDA
@@ -81,31 +86,49 @@ std::vector<std::pair<std::string, std::string>> pkt_properties(const PktDevice<
           {"partition_seconds", std::to_string(f.partition_seconds)}};
 }
 
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
-  Kokkos::Timer timer;
-  using P = PktDevice<Scalar, ExecSpace>;
-  using M = typename P::memory_space;
-  detail::require_square(a.nrows, a.ncols, "pkt");
-  P p;
-  p.nrows = a.nrows;
-  p.ncols = a.ncols;
-  p.nnz = a.nnz();
+namespace detail {
+// What both builds start with: the shape, the options kept, the packet
+// size (checked against what a packet's scratch holds).
+template <class Scalar, class ExecSpace>
+PktDevice<Scalar, ExecSpace> pkt_start(ordinal_t nrows, ordinal_t ncols, std::int64_t nnz, const ConvertOptions& opt) {
+  require_square(nrows, ncols, "pkt");
+  PktDevice<Scalar, ExecSpace> p;
+  p.nrows = nrows;
+  p.ncols = ncols;
+  p.nnz = nnz;
   p.order = opt.output_order;
   p.kernel = opt.kernel;
-  p.threads = detail::default_team_size<ExecSpace>();
+  p.threads = default_team_size<ExecSpace>();
   const int scratch_rows = pkt_scratch_rows(sizeof(Scalar));
   p.packet_rows = opt.pkt_rows > 0 ? opt.pkt_rows : pkt_default_rows(sizeof(Scalar));
   if (p.packet_rows > scratch_rows || p.packet_rows > 65535)
     throw InvalidArgumentError("pkt: pkt_rows = " + std::to_string(p.packet_rows) + " exceeds the " +
                                std::to_string(std::min(scratch_rows, 65535)) + " rows a packet can cache");
+  return p;
+}
+// Threads a packet once the packets are known: fewer packets than two per
+// SM get more threads each (pkt_gpu_threads).
+template <class Scalar, class ExecSpace>
+void pkt_set_packets(PktDevice<Scalar, ExecSpace>& p, int packets) {
+  p.packets = packets;
+  if (!is_host_space<ExecSpace>()) p.threads = pkt_gpu_threads(packets, device_figures<ExecSpace>().processors);
+}
+}  // namespace detail
+
+// On the host: the partition (METIS by default where kspmv has it), then
+// each packet's rows dealt to its threads. The device build below takes
+// the same steps where the partition is the device's own.
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  using P = PktDevice<Scalar, ExecSpace>;
+  using M = typename P::memory_space;
+  P p = detail::pkt_start<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt);
   const RowPartition part = partition_rows(a, p.packet_rows, opt.partitioner, opt.partition_budget_seconds, opt.progress);
   p.partitioner = part.method;
   p.partition_note = part.note;
   p.partition_seconds = part.seconds;
-  p.packets = static_cast<int>(part.part_start.size()) - 1;
-  // Fewer packets than two per SM: more threads a packet (pkt_gpu_threads).
-  if (!detail::is_host_space<ExecSpace>()) p.threads = pkt_gpu_threads(p.packets, device_figures<ExecSpace>().processors);
+  detail::pkt_set_packets(p, static_cast<int>(part.part_start.size()) - 1);
   if (opt.progress) opt.progress("packing", 0.0);
   const auto old_to_new = inverse_permutation(part.new_to_old);
   const int T = p.threads;
@@ -190,6 +213,227 @@ PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptio
   p.x_internal = Kokkos::View<Scalar*, M>("kspmv::pkt::x_internal", a.nrows);
   p.t_internal = Kokkos::View<Scalar*, M>("kspmv::pkt::t_internal", a.nrows);
   ExecSpace().fence();
+  p.conversion_seconds = timer.seconds();
+  return p;
+}
+
+namespace detail {
+// Step 3 of the device build: for each packet q, its rows order(pos), pos
+// in [start(q), start(q + 1)) (most entries first), dealt to T threads,
+// each to the least loaded (ties: the lowest thread): a row's thread, its
+// first slot in that thread's column, and the packet's width x T in
+// size(q). One thread of a team a packet keeps a min-heap of (load,
+// thread) in team scratch: the host build's priority queue, so the same
+// deal.
+template <class ExecSpace, class Starts, class Order, class Counts, class Rows, class Sizes>
+void pkt_deal(const ExecSpace& space, int packets, int T, const Starts& start, const Order& order,
+              const Counts& count, const Rows& row_thread, const Rows& row_slot, const Sizes& size) {
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  using sL = Kokkos::View<std::int64_t*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  using sI = Kokkos::View<int*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Kokkos::parallel_for(
+      "kspmv::pkt::deal",
+      policy(space, packets, 1).set_scratch_size(0, Kokkos::PerTeam(sL::shmem_size(T) + sI::shmem_size(T))),
+      KOKKOS_LAMBDA(const member& t) {
+        sL load(t.team_scratch(0), T);
+        sI who(t.team_scratch(0), T);
+        const int q = t.league_rank();
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          // Every load 0 in thread order is a min-heap.
+          for (int i = 0; i < T; ++i) {
+            load(i) = 0;
+            who(i) = i;
+          }
+          auto less = [&](int u, int v) { return load(u) < load(v) || (load(u) == load(v) && who(u) < who(v)); };
+          for (auto pos = start(q); pos < start(q + 1); ++pos) {
+            const int r = order(pos);
+            row_thread(r) = who(0);
+            row_slot(r) = static_cast<int>(load(0));
+            load(0) += count(r);
+            for (int i = 0;;) {  // the root sifted down
+              const int l = 2 * i + 1;
+              if (l >= T) break;
+              const int m = l + 1 < T && less(l + 1, l) ? l + 1 : l;
+              if (!less(m, i)) break;
+              const std::int64_t lm = load(m);
+              const int wm = who(m);
+              load(m) = load(i);
+              who(m) = who(i);
+              load(i) = lm;
+              who(i) = wm;
+              i = m;
+            }
+          }
+          std::int64_t width = 0;
+          for (int i = 0; i < T; ++i) width = load(i) > width ? load(i) : width;
+          size(q) = width * T;
+        });
+      });
+}
+}  // namespace detail
+
+// On the device, from a device CSR, where the partition is the device's
+// own: Partitioner::Auto and Cells take cell_partition's parts
+// (device_partition.hpp), Contiguous keeps the caller's order; METIS, BFS
+// and RCM partition on the host (the CSR is copied there and the host
+// build runs). The steps are the host build's, as parallel passes, and
+// give its layout bit for bit from the same partition:
+//  1. rows grouped by part, in the caller's order within a part (a stable
+//     sort by part), each part cut into packets of at most packet_rows;
+//  2. each row's entries inside its packet;
+//  3. each packet's rows, most entries first, dealt to its threads
+//     (pkt_deal): each row's thread and first slot, each packet's width;
+//  4. packet offsets by a scan of width x threads, then a thread a row
+//     writes its packet entries and its remainder entries.
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
+  using P = PktDevice<Scalar, ExecSpace>;
+  using M = typename P::memory_space;
+  using ints = Kokkos::View<int*, M>;
+  const bool cells = opt.partitioner == Partitioner::Auto || opt.partitioner == Partitioner::Cells;
+  if (!cells && opt.partitioner != Partitioner::Contiguous) return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
+  Kokkos::Timer timer;
+  ExecSpace space;
+  P p = detail::pkt_start<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt);
+  check_partition_budget(opt.partition_budget_seconds, "pkt");
+  const std::int64_t n = a.nrows;
+  const ordinal_t max_rows = p.packet_rows;
+  const int nparts = parts_for_max_rows(n, max_rows);
+  // 1. Parts (labels), then packets.
+  DevicePartition<ExecSpace> part;
+  if (cells && nparts > 1) {
+    if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
+    part = cell_partition(space, a.row_ptr, a.col_idx, n, nparts, max_rows);
+    p.partitioner = "cells";
+    char note[160];
+    std::snprintf(note, sizeof note, "on the device: %d cells, %d levels%s; in-part share %.1f%%", part.cells,
+                  part.levels, part.no_locality ? ", no locality (cells joined in order)" : "", 100.0 * part.in_part);
+    p.partition_note = note;
+    p.partition_seconds = part.seconds;
+  } else {
+    part.part_of = ints(Kokkos::view_alloc(space, std::string("kspmv::pkt::part_of")), n);
+    part.part_rows.assign(1, n);
+    p.partitioner = "contiguous";
+  }
+  const std::vector<ordinal_t> packet_start = cut_parts(part.part_rows, max_rows);
+  detail::pkt_set_packets(p, static_cast<int>(packet_start.size()) - 1);
+  if (opt.progress) opt.progress("packing (on the device)", 0.0);
+  const int packets = p.packets, T = p.threads;
+  p.packet_start = detail::upload<int, M>(packet_start, "kspmv::pkt::packet_start");
+  p.new_to_old = detail::rows_by_length(space, part.part_of, static_cast<std::int64_t>(part.part_rows.size()) - 1,
+                                        false, "kspmv::pkt::new_to_old");
+  detail::ScratchSet<ExecSpace> temps(space);
+  const auto new_to_old = p.new_to_old;
+  const auto pstart = p.packet_start;
+  const auto row_ptr = a.row_ptr;
+  const auto col_idx = a.col_idx;
+  const auto values = a.values;
+  auto old_to_new = temps.template take<int>("kspmv::pkt::old_to_new", n);
+  auto packet_of = temps.template take<int>("kspmv::pkt::packet_of", n);
+  auto in_count = temps.template take<int>("kspmv::pkt::in_packet", n);
+  Kokkos::parallel_for(
+      "kspmv::pkt::rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
+        old_to_new(new_to_old(r)) = static_cast<int>(r);
+        int lo = 0, hi = packets;  // the last packet starting at or before r
+        while (hi - lo > 1) {
+          const int mid = (lo + hi) / 2;
+          if (pstart(mid) <= r) lo = mid; else hi = mid;
+        }
+        packet_of(r) = lo;
+      });
+  // 2. Entries inside the row's packet.
+  std::int64_t most_in = 0;
+  Kokkos::parallel_reduce(
+      "kspmv::pkt::in_packet", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& most) {
+        const int q = packet_of(r), s = pstart(q), e = pstart(q + 1), orow = new_to_old(r);
+        int c = 0;
+        for (auto k = row_ptr(orow); k < row_ptr(orow + 1); ++k) {
+          const int col = old_to_new(col_idx(k));
+          c += col >= s && col < e ? 1 : 0;
+        }
+        in_count(r) = c;
+        most = c > most ? c : most;
+      },
+      Kokkos::Max<std::int64_t>(most_in));
+  most_in = std::max<std::int64_t>(most_in, 0);
+  // 3. The deal. Its order: by packet, then entries descending, then row.
+  const std::int64_t key_bound = std::max<std::int64_t>(1, std::int64_t(packets) * (most_in + 1));
+  if (!(double(key_bound) * double(std::max<std::int64_t>(n, 1)) < 9e18)) return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
+  auto deal_key = temps.template take<std::int64_t>("kspmv::pkt::deal_key", n);
+  Kokkos::parallel_for(
+      "kspmv::pkt::deal_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
+        deal_key(r) = std::int64_t(packet_of(r)) * (most_in + 1) + (most_in - in_count(r));
+      });
+  const auto deal_order = detail::rows_by_length(space, deal_key, key_bound - 1, false, "kspmv::pkt::deal_order", &temps);
+  auto row_thread = temps.template take<int>("kspmv::pkt::row_thread", n);
+  auto row_slot = temps.template take<int>("kspmv::pkt::row_slot", n);
+  p.packet_offset = Kokkos::View<std::int64_t*, M>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::packet_offset")), packets + 1);
+  const auto offset = p.packet_offset;
+  detail::pkt_deal(space, packets, T, pstart, deal_order, in_count, row_thread, row_slot, offset);
+  // 4. Offsets (an exclusive scan of the packets' sizes in place), then
+  // the entries. Each row's remainder entries start at its scan of the
+  // entries outside its packet.
+  std::int64_t total = 0;
+  Kokkos::parallel_scan(
+      "kspmv::pkt::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, packets + 1),
+      KOKKOS_LAMBDA(const int q, std::int64_t& sum, const bool final) {
+        const std::int64_t size = q < packets ? offset(q) : 0;
+        if (final) offset(q) = sum;
+        sum += size;
+      },
+      total);
+  Kokkos::View<offset_t*, M> rem_ptr(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::remainder_ptr")), n + 1);
+  std::int64_t rem_nnz = 0;
+  Kokkos::parallel_scan(
+      "kspmv::pkt::remainder_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n + 1),
+      KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum, const bool final) {
+        if (final) rem_ptr(r) = static_cast<offset_t>(sum);
+        if (r < n) sum += std::int64_t(row_ptr(new_to_old(r) + 1) - row_ptr(new_to_old(r))) - in_count(r);
+      },
+      rem_nnz);
+  p.index = Kokkos::View<std::uint32_t*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::index")), total);
+  Kokkos::deep_copy(space, p.index, P::padding);
+  p.value = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::pkt::value")), total);
+  auto rem_col = temps.template take<ordinal_t>("kspmv::pkt::remainder_col", rem_nnz);
+  auto rem_val = temps.template take<Scalar>("kspmv::pkt::remainder_val", rem_nnz);
+  const auto index = p.index;
+  const auto value = p.value;
+  const bool caller_x = p.order == OutputOrder::Caller;
+  Kokkos::parallel_for(
+      "kspmv::pkt::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
+        const int q = packet_of(r), s = pstart(q), e = pstart(q + 1), orow = new_to_old(r);
+        const std::int64_t base = offset(q) + row_thread(r);
+        std::int64_t slot = row_slot(r);
+        offset_t out = rem_ptr(r);
+        for (auto k = row_ptr(orow); k < row_ptr(orow + 1); ++k) {
+          const int col = old_to_new(col_idx(k));
+          if (col >= s && col < e) {
+            const std::int64_t pos = base + slot * T;
+            index(pos) = (static_cast<std::uint32_t>(r - s) << 16) | static_cast<std::uint32_t>(col - s);
+            value(pos) = values(k);
+            ++slot;
+          } else {
+            rem_col(out) = caller_x ? col_idx(k) : col;
+            rem_val(out) = values(k);
+            ++out;
+          }
+        }
+      });
+  DeviceCsr<Scalar, ExecSpace> remainder;
+  remainder.nrows = a.nrows;
+  remainder.ncols = a.ncols;
+  remainder.row_ptr = rem_ptr;
+  remainder.col_idx = rem_col;
+  remainder.values = rem_val;
+  p.remainder = to_coo_device(remainder, opt);
+  p.packet_nnz = a.nnz() - rem_nnz;
+  p.x_internal = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::pkt::x_internal")), n);
+  p.t_internal = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::pkt::t_internal")), n);
+  space.fence();
+  if (opt.progress) opt.progress("packing (on the device)", 1.0);
   p.conversion_seconds = timer.seconds();
   return p;
 }
