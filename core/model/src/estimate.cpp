@@ -171,13 +171,16 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   return e;
 }
 
-// Medians of the H100 node's runs (kspmv_perf, device CSR input; the
-// host's single thread builds pkt): conversions of the formats built on
-// the device take about 2 ms plus 0.1-1.3 ns a nonzero (evc-hyb too: 1.8
-// ms plus 0.15 ns fitted on perf_tests/suites/setup-fit.txt, refresh 1.5
-// SpMVs; it takes jad's figures, as the others are taken); pkt has no
-// such run and takes the host build's figures (its METIS partition
-// dominates). Refresh: one copy for the formats that keep the CSR order,
+// Medians of the H100 node's runs (kspmv_perf, device CSR input):
+// conversions of the formats built on the device take about 2 ms plus
+// 0.1-1.3 ns a nonzero (evc-hyb too: 1.8 ms plus 0.15 ns fitted on
+// perf_tests/suites/setup-fit.txt, refresh 1.5 SpMVs; it takes jad's
+// figures, as the others are taken); pkt, partitioned into cells and
+// built on the device, 5-31 ms on 4-30M nonzeros of the FEM and set-up
+// suites on an H200 (its cells' grouping on the host grows with the
+// packets: 74 and 148 ms on a power-law graph of 1M rows and the 8M-row
+// stencil), refreshed by its scatter in 0.5-6.3 SpMVs, median 2.0.
+// Refresh: one copy for the formats that keep the CSR order,
 // a scatter or a walk of the rows for the others (2.7 SpMVs for dia, jad,
 // evc-hyb and ehyb, 4 for pellr); ell, ellr and hyb 1.7, the middle of
 // their tile kernel's 0.7-2.4 where an ELL is 12 wide or more and their
@@ -203,7 +206,7 @@ SetupDefaults setup_defaults(Format f) {
     // CUDA refresh kernel; the portable slot walk 3.6-5.7), 0.6-2.6
     // elsewhere (its scatter).
     case Format::Ehyb: return {3500, 0.8, 2.7};
-    case Format::Pkt: return {5000, 250, 10.5};  // built on the host
+    case Format::Pkt: return {5000, 1.0, 2.0};
     case Format::Auto: break;
   }
   return {2000, 0.5, 1.0};
