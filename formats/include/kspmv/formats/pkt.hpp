@@ -20,6 +20,7 @@
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <queue>
 #include <tuple>
 
@@ -32,6 +33,7 @@
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/scratch.hpp"
 #include "kspmv/core/permutation.hpp"
+#include "kspmv/core/row_segments.hpp"
 #include "kspmv/formats/coo.hpp"
 #if KSPMV_ENABLE_CUDA
 #include "kspmv/backends/cuda/pkt_cuda.hpp"
@@ -281,11 +283,13 @@ void pkt_deal(const ExecSpace& space, int packets, int T, const Starts& start, c
 // give its layout bit for bit from the same partition:
 //  1. rows grouped by part, in the caller's order within a part (a stable
 //     sort by part), each part cut into packets of at most packet_rows;
-//  2. each row's entries inside its packet;
+//  2. each entry marked where its column lies in its row's packet (a
+//     thread a row segment) and the marks scanned: each row's count, and
+//     each entry's place among its row's packet entries or remainder;
 //  3. each packet's rows, most entries first, dealt to its threads
 //     (pkt_deal): each row's thread and first slot, each packet's width;
 //  4. packet offsets by a scan of width x threads, then a thread a row
-//     writes its packet entries and its remainder entries.
+//     segment writes its packet entries and its remainder entries.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   using P = PktDevice<Scalar, ExecSpace>;
@@ -342,17 +346,39 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
         }
         packet_of(r) = lo;
       });
-  // 2. Entries inside the row's packet.
+  // 2. Each entry marked 1 where its column lies in its row's packet, a
+  // thread a row segment (no thread walks a hub row alone), then an
+  // exclusive scan of the marks in place over the CSR's entries: a row's
+  // entries inside its packet before entry k are inside(k) -
+  // inside(row's first), its count inside(row's end) - inside(row's first).
+  if (a.nnz() >= std::int64_t(std::numeric_limits<int>::max())) return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
+  const std::int64_t nnz = a.nnz();
+  auto inside = temps.template take<int>("kspmv::pkt::inside", nnz + 1);
+  const auto first = KOKKOS_LAMBDA(const std::int64_t r) { return std::int64_t(row_ptr(new_to_old(r))); };
+  const auto last = KOKKOS_LAMBDA(const std::int64_t r) { return std::int64_t(row_ptr(new_to_old(r) + 1)); };
+  const auto segments = detail::row_segment_plan(space, n, longest_row(space, row_ptr), first, last, &temps);
+  detail::run_row_segments(
+      space, "kspmv::pkt::marks", segments, first, last,
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
+        const int q = packet_of(r), s = pstart(q), e = pstart(q + 1);
+        for (std::int64_t k = k0; k < k1; ++k) {
+          const int col = old_to_new(col_idx(k));
+          inside(k) = col >= s && col < e ? 1 : 0;
+        }
+      });
+  Kokkos::parallel_scan(
+      "kspmv::pkt::inside", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz + 1),
+      KOKKOS_LAMBDA(const std::int64_t k, int& sum, const bool final) {
+        const int mark = k < nnz ? inside(k) : 0;
+        if (final) inside(k) = sum;
+        sum += mark;
+      });
   std::int64_t most_in = 0;
   Kokkos::parallel_reduce(
       "kspmv::pkt::in_packet", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& most) {
-        const int q = packet_of(r), s = pstart(q), e = pstart(q + 1), orow = new_to_old(r);
-        int c = 0;
-        for (auto k = row_ptr(orow); k < row_ptr(orow + 1); ++k) {
-          const int col = old_to_new(col_idx(k));
-          c += col >= s && col < e ? 1 : 0;
-        }
+        const int orow = new_to_old(r);
+        const int c = inside(row_ptr(orow + 1)) - inside(row_ptr(orow));
         in_count(r) = c;
         most = c > most ? c : most;
       },
@@ -402,23 +428,24 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
   const auto index = p.index;
   const auto value = p.value;
   const bool caller_x = p.order == OutputOrder::Caller;
-  Kokkos::parallel_for(
-      "kspmv::pkt::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
-        const int q = packet_of(r), s = pstart(q), e = pstart(q + 1), orow = new_to_old(r);
-        const std::int64_t base = offset(q) + row_thread(r);
-        std::int64_t slot = row_slot(r);
-        offset_t out = rem_ptr(r);
-        for (auto k = row_ptr(orow); k < row_ptr(orow + 1); ++k) {
+  detail::run_row_segments(
+      space, "kspmv::pkt::fill", segments, first, last,
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
+        const int q = packet_of(r), s = pstart(q), e = pstart(q + 1);
+        const std::int64_t row_first = row_ptr(new_to_old(r));
+        const int inside_first = inside(row_first);
+        const std::int64_t base = offset(q) + row_thread(r) + std::int64_t(row_slot(r)) * T;
+        for (std::int64_t k = k0; k < k1; ++k) {
           const int col = old_to_new(col_idx(k));
+          const std::int64_t in_before = inside(k) - inside_first;
           if (col >= s && col < e) {
-            const std::int64_t pos = base + slot * T;
+            const std::int64_t pos = base + in_before * T;
             index(pos) = (static_cast<std::uint32_t>(r - s) << 16) | static_cast<std::uint32_t>(col - s);
             value(pos) = values(k);
-            ++slot;
           } else {
+            const std::int64_t out = std::int64_t(rem_ptr(r)) + (k - row_first) - in_before;
             rem_col(out) = caller_x ? col_idx(k) : col;
             rem_val(out) = values(k);
-            ++out;
           }
         }
       });
