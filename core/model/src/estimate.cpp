@@ -177,9 +177,9 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
 // perf_tests/suites/setup-fit.txt, refresh 1.5 SpMVs; it takes jad's
 // figures, as the others are taken); pkt, partitioned into cells and
 // built on the device, 5-31 ms on 4-30M nonzeros of the FEM and set-up
-// suites on an H200 (its cells' grouping on the host grows with the
-// packets: 74 and 148 ms on a power-law graph of 1M rows and the 8M-row
-// stencil), refreshed by its scatter in 0.5-6.3 SpMVs, median 2.0.
+// suites on an H200 (38 and 131-176 ms on a power-law graph of 1M rows
+// and the 8M-row stencil, most of it the cells), refreshed by its
+// scatter in 0.5-6.3 SpMVs, median 2.0.
 // Refresh: one copy for the formats that keep the CSR order,
 // a scatter or a walk of the rows for the others (2.7 SpMVs for dia, jad,
 // evc-hyb and ehyb, 4 for pellr); ell, ellr and hyb 1.7, the middle of
