@@ -296,7 +296,10 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
   using M = typename P::memory_space;
   using ints = Kokkos::View<int*, M>;
   const bool cells = opt.partitioner == Partitioner::Auto || opt.partitioner == Partitioner::Cells;
-  if (!cells && opt.partitioner != Partitioner::Contiguous) return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
+  // The host partitioners, and more entries than the int scan of step 2
+  // counts, take the host build.
+  if ((!cells && opt.partitioner != Partitioner::Contiguous) || a.nnz() >= std::int64_t(std::numeric_limits<int>::max()))
+    return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
   Kokkos::Timer timer;
   ExecSpace space;
   P p = detail::pkt_start<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt);
@@ -339,19 +342,13 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
   Kokkos::parallel_for(
       "kspmv::pkt::rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
         old_to_new(new_to_old(r)) = static_cast<int>(r);
-        int lo = 0, hi = packets;  // the last packet starting at or before r
-        while (hi - lo > 1) {
-          const int mid = (lo + hi) / 2;
-          if (pstart(mid) <= r) lo = mid; else hi = mid;
-        }
-        packet_of(r) = lo;
+        packet_of(r) = static_cast<int>(detail::row_of_entry(pstart, packets, r));  // the last packet starting at or before r
       });
   // 2. Each entry marked 1 where its column lies in its row's packet, a
   // thread a row segment (no thread walks a hub row alone), then an
   // exclusive scan of the marks in place over the CSR's entries: a row's
   // entries inside its packet before entry k are inside(k) -
   // inside(row's first), its count inside(row's end) - inside(row's first).
-  if (a.nnz() >= std::int64_t(std::numeric_limits<int>::max())) return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
   const std::int64_t nnz = a.nnz();
   auto inside = temps.template take<int>("kspmv::pkt::inside", nnz + 1);
   const auto first = KOKKOS_LAMBDA(const std::int64_t r) { return std::int64_t(row_ptr(new_to_old(r))); };
