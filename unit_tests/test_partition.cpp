@@ -1,8 +1,8 @@
 // Row partitioning: METIS under a time budget (in a child process that is
 // killed at the deadline), Auto's fallback to BFS parts grown meanwhile, an
 // explicit Metis past its budget refused with nothing built, the budget's
-// argument checks, BFS parts for PKT's bounded packets, and PKT's device
-// build against its host build.
+// argument checks, BFS parts for PKT's bounded packets, and PKT's packing
+// from every partitioner against a plain reading of its rule.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -252,37 +252,96 @@ TEST(Partition, CellsAndGroupCellsRejectBadArguments) {
 }
 
 namespace {
-// Every array of two PKT builds, compared exactly.
+// A PKT build's packing against a plain reading of its rule, on the host,
+// from the build's own partition (new_to_old, packet_start) and threads:
+// each packet's rows, most in-packet entries first (ties: the row
+// order), each to the thread with the fewest entries so far (ties: the
+// lowest thread), a thread's entries in its rows' order at slots base +
+// i x T + t, the packet padded to its widest thread; every entry outside
+// its row's packet in the remainder, by internal row, in the CSR's order.
 template <class Scalar, class Space>
-void expect_same_packets(const PktDevice<Scalar, Space>& h, const PktDevice<Scalar, Space>& d, const std::string& what) {
+void expect_plain_packing(const HostCsr<Scalar>& a, const PktDevice<Scalar, Space>& p, OutputOrder order,
+                          const std::string& what) {
   using kspmv_test::host_copy;
-  EXPECT_EQ(h.partitioner, d.partitioner) << what;
-  EXPECT_EQ(h.packets, d.packets) << what;
-  EXPECT_EQ(h.threads, d.threads) << what;
-  EXPECT_EQ(h.packet_rows, d.packet_rows) << what;
-  EXPECT_EQ(h.packet_nnz, d.packet_nnz) << what;
-  EXPECT_EQ(host_copy<int>(h.new_to_old), host_copy<int>(d.new_to_old)) << what;
-  EXPECT_EQ(host_copy<int>(h.packet_start), host_copy<int>(d.packet_start)) << what;
-  EXPECT_EQ(host_copy<std::int64_t>(h.packet_offset), host_copy<std::int64_t>(d.packet_offset)) << what;
-  EXPECT_EQ(host_copy<std::uint32_t>(h.index), host_copy<std::uint32_t>(d.index)) << what;
-  EXPECT_EQ(host_copy<Scalar>(h.value), host_copy<Scalar>(d.value)) << what;
-  const auto& hr = h.remainder;
-  const auto& dr = d.remainder;
-  EXPECT_EQ(hr.nnz, dr.nnz) << what;
-  EXPECT_EQ(host_copy<int>(hr.row), host_copy<int>(dr.row)) << what;
-  EXPECT_EQ(host_copy<int>(hr.col), host_copy<int>(dr.col)) << what;
-  EXPECT_EQ(host_copy<Scalar>(hr.val), host_copy<Scalar>(dr.val)) << what;
-  EXPECT_EQ(host_copy<int>(hr.span_row), host_copy<int>(dr.span_row)) << what;
-  EXPECT_EQ(host_copy<int>(hr.span_first), host_copy<int>(dr.span_first)) << what;
-  EXPECT_EQ(host_copy<int>(hr.span_last), host_copy<int>(dr.span_last)) << what;
-  EXPECT_EQ(host_copy<int>(hr.empty_rows), host_copy<int>(dr.empty_rows)) << what;
+  using P = PktDevice<Scalar, Space>;
+  const auto new_to_old = host_copy<int>(p.new_to_old);
+  const auto start = host_copy<int>(p.packet_start);
+  const ordinal_t n = a.nrows;
+  const int T = p.threads;
+  ASSERT_EQ(new_to_old.size(), static_cast<std::size_t>(n)) << what;
+  ASSERT_EQ(start.size(), static_cast<std::size_t>(p.packets) + 1) << what;
+  ASSERT_EQ(start.front(), 0) << what;
+  ASSERT_EQ(start.back(), n) << what;
+  std::vector<int> old_to_new(static_cast<std::size_t>(n), -1);
+  for (ordinal_t r = 0; r < n; ++r) old_to_new[new_to_old[r]] = r;
+  ASSERT_EQ(std::count(old_to_new.begin(), old_to_new.end(), -1), 0) << what << ": new_to_old is not a permutation";
+  for (int q = 0; q < p.packets; ++q) {
+    EXPECT_LT(start[q], start[q + 1]) << what << ": empty packet " << q;
+    EXPECT_LE(start[q + 1] - start[q], p.packet_rows) << what << ", packet " << q;
+  }
+  std::vector<std::uint32_t> index;
+  std::vector<Scalar> value;
+  std::vector<std::int64_t> offset(1, 0);
+  for (int q = 0; q < p.packets; ++q) {
+    const int s = start[q], e = start[q + 1];
+    auto inside = [&](ordinal_t col) { return old_to_new[col] >= s && old_to_new[col] < e; };
+    std::vector<int> rows, count(static_cast<std::size_t>(e - s), 0);
+    for (int r = s; r < e; ++r) {
+      rows.push_back(r);
+      for (auto k = a.row_ptr[new_to_old[r]]; k < a.row_ptr[new_to_old[r] + 1]; ++k) count[r - s] += inside(a.col_idx[k]);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [&](int u, int v) { return count[u - s] > count[v - s]; });
+    std::vector<std::int64_t> load(static_cast<std::size_t>(T), 0);
+    std::vector<int> thread(static_cast<std::size_t>(e - s)), slot(static_cast<std::size_t>(e - s));
+    for (int r : rows) {
+      const int t = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+      thread[r - s] = t;
+      slot[r - s] = static_cast<int>(load[t]);
+      load[t] += count[r - s];
+    }
+    const std::int64_t base = offset.back(), width = *std::max_element(load.begin(), load.end());
+    index.resize(static_cast<std::size_t>(base + width * T), P::padding);
+    value.resize(static_cast<std::size_t>(base + width * T), Scalar(0));
+    for (int r = s; r < e; ++r) {
+      std::int64_t i = slot[r - s];
+      for (auto k = a.row_ptr[new_to_old[r]]; k < a.row_ptr[new_to_old[r] + 1]; ++k) {
+        if (!inside(a.col_idx[k])) continue;
+        const auto pos = static_cast<std::size_t>(base + i++ * T + thread[r - s]);
+        index[pos] = (static_cast<std::uint32_t>(r - s) << 16) | static_cast<std::uint32_t>(old_to_new[a.col_idx[k]] - s);
+        value[pos] = a.values[k];
+      }
+    }
+    offset.push_back(base + width * T);
+  }
+  std::vector<int> rrow, rcol;
+  std::vector<Scalar> rval;
+  for (int q = 0; q < p.packets; ++q)
+    for (int r = start[q]; r < start[q + 1]; ++r)
+      for (auto k = a.row_ptr[new_to_old[r]]; k < a.row_ptr[new_to_old[r] + 1]; ++k) {
+        const int col = old_to_new[a.col_idx[k]];
+        if (col >= start[q] && col < start[q + 1]) continue;
+        rrow.push_back(r);
+        rcol.push_back(order == OutputOrder::Caller ? a.col_idx[k] : col);
+        rval.push_back(a.values[k]);
+      }
+  EXPECT_EQ(host_copy<std::int64_t>(p.packet_offset), offset) << what;
+  EXPECT_EQ(host_copy<std::uint32_t>(p.index), index) << what;
+  EXPECT_EQ(host_copy<Scalar>(p.value), value) << what;
+  EXPECT_EQ(p.packet_nnz, a.nnz() - static_cast<std::int64_t>(rval.size())) << what;
+  EXPECT_EQ(p.remainder.nnz, static_cast<std::int64_t>(rval.size())) << what;
+  EXPECT_EQ(host_copy<int>(p.remainder.row), rrow) << what;
+  EXPECT_EQ(host_copy<int>(p.remainder.col), rcol) << what;
+  EXPECT_EQ(host_copy<Scalar>(p.remainder.val), rval) << what;
 }
 
 template <class Scalar>
-void check_pkt_device_build(const HostCsr<Scalar>& a, const std::string& spec) {
+void check_pkt_packing(const HostCsr<Scalar>& a, const std::string& spec) {
   using Space = Kokkos::DefaultExecutionSpace;
   const auto d_csr = upload_csr<Scalar, Space>(a);
-  for (Partitioner how : {Partitioner::Cells, Partitioner::Contiguous})
+  std::vector<Partitioner> hows = {Partitioner::Auto, Partitioner::Cells, Partitioner::Contiguous, Partitioner::Bfs,
+                                   Partitioner::Rcm};
+  if (have_metis()) hows.push_back(Partitioner::Metis);
+  for (Partitioner how : hows)
     for (int rows : {0, 300, 64})
       for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal}) {
         ConvertOptions o;
@@ -291,24 +350,32 @@ void check_pkt_device_build(const HostCsr<Scalar>& a, const std::string& spec) {
         o.output_order = order;
         const std::string what = spec + " partitioner " + std::to_string(int(how)) + " pkt_rows " +
                                  std::to_string(rows) + " order " + std::to_string(int(order));
-        const auto h = to_pkt<Scalar, Space>(a, o);
-        const auto d = to_pkt<Scalar, Space>(d_csr, o);
-        expect_same_packets(h, d, what);
+        const auto from_host = to_pkt<Scalar, Space>(a, o);
+        expect_plain_packing(a, from_host, order, what + " (host CSR)");
+        const auto from_device = to_pkt<Scalar, Space>(d_csr, o);
+        expect_plain_packing(a, from_device, order, what + " (device CSR)");
+        // The device partitioners on both entries give the same cells.
+        if (how == Partitioner::Cells || how == Partitioner::Contiguous) {
+          EXPECT_EQ(from_host.partitioner, from_device.partitioner) << what;
+          EXPECT_EQ(kspmv_test::host_copy<int>(from_host.new_to_old), kspmv_test::host_copy<int>(from_device.new_to_old))
+              << what;
+        }
       }
 }
 }  // namespace
 
-// PKT's device build takes the host build's steps as parallel passes:
-// from the same partition (the cells partitioner runs alike on both;
-// contiguous parts), every array is the same, packet padding, remainder
-// and the threads' deal included (on a host build a packet has one thread:
-// PktDeal checks the deal itself). Rows of one length (a stencil), power-law rows
-// (a deal that must balance), a band, empty rows and a row holding a
-// fifth of the entries.
-TEST(Pkt, DeviceBuildLaysOutTheHostBuildsPackets) {
+// Every PKT build, from a host or a device CSR and whichever partitioner
+// made its parts (cells and contiguous parts on the device; METIS, BFS and
+// RCM on the host), packs on the matrix's execution space: its arrays are
+// those of the rule read plainly (expect_plain_packing), packet padding,
+// remainder and the threads' deal included (a host build's packet has one
+// thread; on a GPU many). Rows of one length (a stencil), power-law rows
+// (a deal that must balance), a band, empty rows and a row holding a fifth
+// of the entries, an empty matrix.
+TEST(Pkt, PackingFollowsThePlainRule) {
   for (const char* spec : {"lap3d:12", "powerlaw:3000:8:seed=2", "banded:1500:9"})
-    check_pkt_device_build(generate<double>(spec), spec);
-  check_pkt_device_build(generate<float>("powerlaw:2000:6:seed=4"), "powerlaw float");
+    check_pkt_packing(generate<double>(spec), spec);
+  check_pkt_packing(generate<float>("powerlaw:2000:6:seed=4"), "powerlaw float");
   {
     // Empty rows and one long row.
     std::vector<std::tuple<int, int, double>> t;
@@ -318,9 +385,38 @@ TEST(Pkt, DeviceBuildLaysOutTheHostBuildsPackets) {
     for (int j = 1; j < n; j += 2) t.emplace_back(450, j, 0.25 + j);
     for (int i = 1; i < n; i += 3)
       if (i != 450) t.emplace_back(i, (i * 37 + 1) % n, -1.0);
-    check_pkt_device_build(kspmv_test::from_triplets<double>(n, n, t), "empty rows and a long row");
+    check_pkt_packing(kspmv_test::from_triplets<double>(n, n, t), "empty rows and a long row");
   }
-  check_pkt_device_build(HostCsr<double>(0, 0), "empty");
+  check_pkt_packing(HostCsr<double>(0, 0), "empty");
+}
+
+// The deal's order (by packet, then in-packet entries descending, then
+// row): its one sort of a combined key and its two stable sorts (taken
+// where that key overflows) against std::stable_sort.
+TEST(Pkt, DealOrderOneSortOrTwo) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  using Mem = Space::memory_space;
+  for (int n : {0, 1, 37, 5000}) {
+    const int packets = std::max(1, n / 40);
+    std::vector<int> packet_of(static_cast<std::size_t>(n)), count(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      packet_of[r] = static_cast<int>((std::int64_t(r) * packets) / std::max(n, 1));
+      count[r] = static_cast<int>((r * 2654435761u) % 97u) % 13;  // ties and zeros
+    }
+    std::vector<int> expect(static_cast<std::size_t>(n));
+    std::iota(expect.begin(), expect.end(), 0);
+    std::stable_sort(expect.begin(), expect.end(), [&](int u, int v) {
+      return packet_of[u] != packet_of[v] ? packet_of[u] < packet_of[v] : count[u] > count[v];
+    });
+    const auto d_packet = detail::upload<int, Mem>(packet_of, "packet_of");
+    const auto d_count = detail::upload<int, Mem>(count, "count");
+    const std::int64_t most = n ? *std::max_element(count.begin(), count.end()) : 0;
+    for (bool two : {false, true}) {
+      detail::ScratchSet<Space> temps{Space()};
+      const auto order = detail::pkt_deal_order(Space(), d_packet, d_count, packets, most, temps, two);
+      EXPECT_EQ(kspmv_test::host_copy<int>(order), expect) << "n " << n << (two ? ", two sorts" : ", one sort");
+    }
+  }
 }
 
 // The device build's deal of a packet's rows to its threads against a

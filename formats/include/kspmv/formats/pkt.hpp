@@ -21,8 +21,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
-#include <queue>
-#include <tuple>
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/adaptive.hpp"
@@ -117,116 +115,13 @@ void pkt_set_packets(PktDevice<Scalar, ExecSpace>& p, int packets) {
 }
 }  // namespace detail
 
-// On the host: the partition (METIS by default where kspmv has it), then
-// each packet's rows dealt to its threads. The device build below takes
-// the same steps where the partition is the device's own.
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
-  Kokkos::Timer timer;
-  using P = PktDevice<Scalar, ExecSpace>;
-  using M = typename P::memory_space;
-  P p = detail::pkt_start<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt);
-  const RowPartition part = partition_rows(a, p.packet_rows, opt.partitioner, opt.partition_budget_seconds, opt.progress);
-  p.partitioner = part.method;
-  p.partition_note = part.note;
-  p.partition_seconds = part.seconds;
-  detail::pkt_set_packets(p, static_cast<int>(part.part_start.size()) - 1);
-  if (opt.progress) opt.progress("packing", 0.0);
-  const auto old_to_new = inverse_permutation(part.new_to_old);
-  const int T = p.threads;
-  std::vector<std::uint32_t> index;
-  std::vector<Scalar> value;
-  std::vector<std::int64_t> offset(1, 0);
-  std::vector<ordinal_t> rrow, rcol;  // remainder, internal numbering, row-sorted
-  std::vector<Scalar> rval;
-  std::vector<std::int64_t> load(static_cast<std::size_t>(T));
-  std::vector<std::vector<ordinal_t>> rows_of_thread(static_cast<std::size_t>(T));
-  for (int q = 0; q < p.packets; ++q) {
-    const ordinal_t s = part.part_start[q], e = part.part_start[q + 1];
-    // In-packet entry counts, then greedy least-occupied-bin packing of the
-    // rows, longest first, onto the T threads.
-    std::vector<std::pair<std::int64_t, ordinal_t>> len;  // (in-packet entries, internal row)
-    for (ordinal_t r = s; r < e; ++r) {
-      const ordinal_t orow = part.new_to_old[r];
-      std::int64_t c = 0;
-      for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k) {
-        const ordinal_t col = old_to_new[a.col_idx[k]];
-        if (col >= s && col < e) ++c;
-      }
-      len.emplace_back(c, r);
-    }
-    std::stable_sort(len.begin(), len.end(), [](const auto& u, const auto& v) { return u.first > v.first; });
-    std::fill(load.begin(), load.end(), 0);
-    for (auto& v : rows_of_thread) v.clear();
-    using Bin = std::pair<std::int64_t, int>;  // (load, thread)
-    std::priority_queue<Bin, std::vector<Bin>, std::greater<Bin>> bins;
-    for (int t = 0; t < T; ++t) bins.push({0, t});
-    for (const auto& [c, r] : len) {
-      auto [l, t] = bins.top();
-      bins.pop();
-      rows_of_thread[t].push_back(r);
-      load[t] = l + c;
-      bins.push({load[t], t});
-    }
-    const std::int64_t W = *std::max_element(load.begin(), load.end());
-    const std::int64_t base = offset.back();
-    index.resize(static_cast<std::size_t>(base + W * T), P::padding);
-    value.resize(static_cast<std::size_t>(base + W * T), Scalar(0));
-    for (int t = 0; t < T; ++t) {
-      std::int64_t i = 0;
-      for (ordinal_t r : rows_of_thread[t]) {
-        const ordinal_t orow = part.new_to_old[r];
-        for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k) {
-          const ordinal_t col = old_to_new[a.col_idx[k]];
-          if (col < s || col >= e) continue;
-          const std::size_t pos = static_cast<std::size_t>(base + i * T + t);
-          index[pos] = (static_cast<std::uint32_t>(r - s) << 16) | static_cast<std::uint32_t>(col - s);
-          value[pos] = a.values[k];
-          ++i;
-        }
-      }
-    }
-    offset.push_back(base + W * T);
-    if (opt.progress && (q & 63) == 0) opt.progress("packing", double(q) / p.packets);
-  }
-  // The remainder, sorted by internal row; its columns number x as the
-  // caller passes it (internal order only with OutputOrder::Internal).
-  const bool caller_x = p.order == OutputOrder::Caller;
-  for (ordinal_t r = 0; r < a.nrows; ++r) {
-    const ordinal_t orow = part.new_to_old[r];
-    const auto q = std::upper_bound(part.part_start.begin(), part.part_start.end(), r) - part.part_start.begin() - 1;
-    const ordinal_t s = part.part_start[q], e = part.part_start[q + 1];
-    for (offset_t k = a.row_ptr[orow]; k < a.row_ptr[orow + 1]; ++k) {
-      const ordinal_t col = old_to_new[a.col_idx[k]];
-      if (col >= s && col < e) continue;
-      rrow.push_back(r);
-      rcol.push_back(caller_x ? a.col_idx[k] : col);
-      rval.push_back(a.values[k]);
-    }
-  }
-  p.packet_nnz = a.nnz() - static_cast<std::int64_t>(rval.size());
-  if (opt.progress) opt.progress("packing", 1.0);
-  p.new_to_old = detail::upload<int, M>(part.new_to_old, "kspmv::pkt::new_to_old");
-  p.packet_start = detail::upload<int, M>(part.part_start, "kspmv::pkt::packet_start");
-  p.packet_offset = detail::upload<std::int64_t, M>(offset, "kspmv::pkt::packet_offset");
-  p.index = detail::upload<std::uint32_t, M>(index, "kspmv::pkt::index");
-  p.value = detail::upload<Scalar, M>(value, "kspmv::pkt::value");
-  p.remainder = detail::build_coo<Scalar, ExecSpace>(a.nrows, a.ncols, rrow, rcol, rval, opt);
-  p.x_internal = Kokkos::View<Scalar*, M>("kspmv::pkt::x_internal", a.nrows);
-  p.t_internal = Kokkos::View<Scalar*, M>("kspmv::pkt::t_internal", a.nrows);
-  ExecSpace().fence();
-  p.conversion_seconds = timer.seconds();
-  return p;
-}
-
 namespace detail {
-// Step 3 of the device build: for each packet q, its rows order(pos), pos
-// in [start(q), start(q + 1)) (most entries first), dealt to T threads,
-// each to the least loaded (ties: the lowest thread): a row's thread, its
-// first slot in that thread's column, and the packet's width x T in
-// size(q). One thread of a team a packet keeps a min-heap of (load,
-// thread) in team scratch: the host build's priority queue, so the same
-// deal.
+// Step 3's deal: for each packet q, its rows order(pos), pos in
+// [start(q), start(q + 1)) (most entries first), dealt to T threads, each
+// to the least loaded (ties: the lowest thread): a row's thread, its first
+// slot in that thread's column, and the packet's width x T in size(q).
+// One thread of a team a packet keeps a min-heap of (load, thread) in team
+// scratch: the deal is sequential within a packet, and packets are many.
 template <class ExecSpace, class Starts, class Order, class Counts, class Rows, class Sizes>
 void pkt_deal(const ExecSpace& space, int packets, int T, const Starts& start, const Order& order,
               const Counts& count, const Rows& row_thread, const Rows& row_slot, const Sizes& size) {
@@ -273,64 +168,62 @@ void pkt_deal(const ExecSpace& space, int packets, int T, const Starts& start, c
         });
       });
 }
-}  // namespace detail
 
-// On the device, from a device CSR, where the partition is the device's
-// own: Partitioner::Auto and Cells take cell_partition's parts
-// (device_partition.hpp), Contiguous keeps the caller's order; METIS, BFS
-// and RCM partition on the host (the CSR is copied there and the host
-// build runs). The steps are the host build's, as parallel passes, and
-// give its layout bit for bit from the same partition:
-//  1. rows grouped by part, in the caller's order within a part (a stable
-//     sort by part), each part cut into packets of at most packet_rows;
-//  2. each entry marked where its column lies in its row's packet (a
-//     thread a row segment) and the marks scanned: each row's count, and
-//     each entry's place among its row's packet entries or remainder;
-//  3. each packet's rows, most entries first, dealt to its threads
+// The deal's order of the rows: by packet, then in-packet entries
+// descending, then row. One stable sort of packet x (most + 1) + (most -
+// count) where that key times the rows fits 63 bits (the sort's bound,
+// rows_by_length); past it (or where `two_sorts` asks, for the tests) two
+// stable sorts, by count, then by packet, give the same order.
+template <class ExecSpace, class Ints>
+device_ints<ExecSpace> pkt_deal_order(const ExecSpace& space, const Ints& packet_of, const Ints& in_count,
+                                      int packets, std::int64_t most_in, ScratchSet<ExecSpace>& temps,
+                                      bool two_sorts = false) {
+  const std::int64_t n = packet_of.extent(0);
+  const std::int64_t key_bound = std::max<std::int64_t>(1, std::int64_t(packets) * (most_in + 1));
+  if (!two_sorts && double(key_bound) * double(std::max<std::int64_t>(n, 1)) < 9e18) {
+    auto key = temps.template take<std::int64_t>("kspmv::pkt::deal_key", n);
+    Kokkos::parallel_for(
+        "kspmv::pkt::deal_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
+          key(r) = std::int64_t(packet_of(r)) * (most_in + 1) + (most_in - in_count(r));
+        });
+    return rows_by_length(space, key, key_bound - 1, false, "kspmv::pkt::deal_order", &temps);
+  }
+  const auto by_count = rows_by_length(space, in_count, most_in, true, "kspmv::pkt::deal_by_count", &temps);
+  auto packet_key = temps.template take<int>("kspmv::pkt::deal_packet", n);
+  Kokkos::parallel_for(
+      "kspmv::pkt::deal_packets", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { packet_key(i) = packet_of(by_count(i)); });
+  const auto by_packet = rows_by_length(space, packet_key, std::max(packets - 1, 0), false, "kspmv::pkt::deal_pos", &temps);
+  auto order = temps.template take<int>("kspmv::pkt::deal_order", n);
+  Kokkos::parallel_for(
+      "kspmv::pkt::deal_order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t j) { order(j) = by_count(by_packet(j)); });
+  return order;
+}
+
+// Every PKT build's packing, on the matrix's execution space, from its
+// partition: p.new_to_old (internal row -> caller row, rows grouped part by
+// part) and the packets' first rows (internal numbering; each part cut
+// into packets of at most p.packet_rows):
+//  1. each entry marked where its column lies in its row's packet (a
+//     thread a row segment: no thread walks a hub row alone) and the marks
+//     scanned: each row's count, and each entry's place among its row's
+//     packet entries or remainder;
+//  2. each packet's rows, most entries first, dealt to its threads
 //     (pkt_deal): each row's thread and first slot, each packet's width;
-//  4. packet offsets by a scan of width x threads, then a thread a row
+//  3. packet offsets by a scan of width x threads, then a thread a row
 //     segment writes its packet entries and its remainder entries.
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
+template <class Scalar, class ExecSpace>
+void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, const std::vector<ordinal_t>& packet_start,
+              const ConvertOptions& opt, PktDevice<Scalar, ExecSpace>& p) {
   using P = PktDevice<Scalar, ExecSpace>;
   using M = typename P::memory_space;
-  using ints = Kokkos::View<int*, M>;
-  const bool cells = opt.partitioner == Partitioner::Auto || opt.partitioner == Partitioner::Cells;
-  // The host partitioners, and more entries than the int scan of step 2
-  // counts, take the host build.
-  if ((!cells && opt.partitioner != Partitioner::Contiguous) || a.nnz() >= std::int64_t(std::numeric_limits<int>::max()))
-    return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
-  Kokkos::Timer timer;
-  ExecSpace space;
-  P p = detail::pkt_start<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt);
-  check_partition_budget(opt.partition_budget_seconds, "pkt");
-  const std::int64_t n = a.nrows;
-  const ordinal_t max_rows = p.packet_rows;
-  const int nparts = parts_for_max_rows(n, max_rows);
-  // 1. Parts (labels), then packets.
-  DevicePartition<ExecSpace> part;
-  if (cells && nparts > 1) {
-    if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
-    part = cell_partition(space, a.row_ptr, a.col_idx, n, nparts, max_rows);
-    p.partitioner = "cells";
-    char note[160];
-    std::snprintf(note, sizeof note, "on the device: %d cells, %d levels%s; in-part share %.1f%%", part.cells,
-                  part.levels, part.no_locality ? ", no locality (cells joined in order)" : "", 100.0 * part.in_part);
-    p.partition_note = note;
-    p.partition_seconds = part.seconds;
-  } else {
-    part.part_of = ints(Kokkos::view_alloc(space, std::string("kspmv::pkt::part_of")), n);
-    part.part_rows.assign(1, n);
-    p.partitioner = "contiguous";
-  }
-  const std::vector<ordinal_t> packet_start = cut_parts(part.part_rows, max_rows);
-  detail::pkt_set_packets(p, static_cast<int>(packet_start.size()) - 1);
+  pkt_set_packets(p, static_cast<int>(packet_start.size()) - 1);
   if (opt.progress) opt.progress("packing (on the device)", 0.0);
   const int packets = p.packets, T = p.threads;
-  p.packet_start = detail::upload<int, M>(packet_start, "kspmv::pkt::packet_start");
-  p.new_to_old = detail::rows_by_length(space, part.part_of, static_cast<std::int64_t>(part.part_rows.size()) - 1,
-                                        false, "kspmv::pkt::new_to_old");
-  detail::ScratchSet<ExecSpace> temps(space);
+  const std::int64_t n = a.nrows;
+  p.packet_start = upload<int, M>(packet_start, "kspmv::pkt::packet_start");
+  ScratchSet<ExecSpace> temps(space);
   const auto new_to_old = p.new_to_old;
   const auto pstart = p.packet_start;
   const auto row_ptr = a.row_ptr;
@@ -342,31 +235,31 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
   Kokkos::parallel_for(
       "kspmv::pkt::rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
         old_to_new(new_to_old(r)) = static_cast<int>(r);
-        packet_of(r) = static_cast<int>(detail::row_of_entry(pstart, packets, r));  // the last packet starting at or before r
+        packet_of(r) = static_cast<int>(row_of_entry(pstart, packets, r));  // the last packet starting at or before r
       });
-  // 2. Each entry marked 1 where its column lies in its row's packet, a
-  // thread a row segment (no thread walks a hub row alone), then an
-  // exclusive scan of the marks in place over the CSR's entries: a row's
-  // entries inside its packet before entry k are inside(k) -
-  // inside(row's first), its count inside(row's end) - inside(row's first).
+  // 1. The marks, then their exclusive scan in place over the CSR's
+  // entries: a row's entries inside its packet before entry k are
+  // inside(k) - inside(row's first), its count inside(row's end) -
+  // inside(row's first). 32-bit sums that wrap past 2^32 entries: only
+  // differences within a row are read, and a row holds fewer.
   const std::int64_t nnz = a.nnz();
-  auto inside = temps.template take<int>("kspmv::pkt::inside", nnz + 1);
+  auto inside = temps.template take<std::uint32_t>("kspmv::pkt::inside", nnz + 1);
   const auto first = KOKKOS_LAMBDA(const std::int64_t r) { return std::int64_t(row_ptr(new_to_old(r))); };
   const auto last = KOKKOS_LAMBDA(const std::int64_t r) { return std::int64_t(row_ptr(new_to_old(r) + 1)); };
-  const auto segments = detail::row_segment_plan(space, n, longest_row(space, row_ptr), first, last, &temps);
-  detail::run_row_segments(
+  const auto segments = row_segment_plan(space, n, longest_row(space, row_ptr), first, last, &temps);
+  run_row_segments(
       space, "kspmv::pkt::marks", segments, first, last,
       KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
         const int q = packet_of(r), s = pstart(q), e = pstart(q + 1);
         for (std::int64_t k = k0; k < k1; ++k) {
           const int col = old_to_new(col_idx(k));
-          inside(k) = col >= s && col < e ? 1 : 0;
+          inside(k) = col >= s && col < e ? 1u : 0u;
         }
       });
   Kokkos::parallel_scan(
       "kspmv::pkt::inside", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz + 1),
-      KOKKOS_LAMBDA(const std::int64_t k, int& sum, const bool final) {
-        const int mark = k < nnz ? inside(k) : 0;
+      KOKKOS_LAMBDA(const std::int64_t k, std::uint32_t& sum, const bool final) {
+        const std::uint32_t mark = k < nnz ? inside(k) : 0u;
         if (final) inside(k) = sum;
         sum += mark;
       });
@@ -375,28 +268,21 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
       "kspmv::pkt::in_packet", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& most) {
         const int orow = new_to_old(r);
-        const int c = inside(row_ptr(orow + 1)) - inside(row_ptr(orow));
+        const int c = static_cast<int>(inside(row_ptr(orow + 1)) - inside(row_ptr(orow)));
         in_count(r) = c;
         most = c > most ? c : most;
       },
       Kokkos::Max<std::int64_t>(most_in));
   most_in = std::max<std::int64_t>(most_in, 0);
-  // 3. The deal. Its order: by packet, then entries descending, then row.
-  const std::int64_t key_bound = std::max<std::int64_t>(1, std::int64_t(packets) * (most_in + 1));
-  if (!(double(key_bound) * double(std::max<std::int64_t>(n, 1)) < 9e18)) return to_pkt<Scalar, ExecSpace>(download_csr(a), opt);
-  auto deal_key = temps.template take<std::int64_t>("kspmv::pkt::deal_key", n);
-  Kokkos::parallel_for(
-      "kspmv::pkt::deal_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t r) {
-        deal_key(r) = std::int64_t(packet_of(r)) * (most_in + 1) + (most_in - in_count(r));
-      });
-  const auto deal_order = detail::rows_by_length(space, deal_key, key_bound - 1, false, "kspmv::pkt::deal_order", &temps);
+  // 2. The deal.
+  const auto deal_order = pkt_deal_order(space, packet_of, in_count, packets, most_in, temps);
   auto row_thread = temps.template take<int>("kspmv::pkt::row_thread", n);
   auto row_slot = temps.template take<int>("kspmv::pkt::row_slot", n);
   p.packet_offset = Kokkos::View<std::int64_t*, M>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::packet_offset")), packets + 1);
   const auto offset = p.packet_offset;
-  detail::pkt_deal(space, packets, T, pstart, deal_order, in_count, row_thread, row_slot, offset);
-  // 4. Offsets (an exclusive scan of the packets' sizes in place), then
+  pkt_deal(space, packets, T, pstart, deal_order, in_count, row_thread, row_slot, offset);
+  // 3. Offsets (an exclusive scan of the packets' sizes in place), then
   // the entries. Each row's remainder entries start at its scan of the
   // entries outside its packet.
   std::int64_t total = 0;
@@ -425,12 +311,12 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
   const auto index = p.index;
   const auto value = p.value;
   const bool caller_x = p.order == OutputOrder::Caller;
-  detail::run_row_segments(
+  run_row_segments(
       space, "kspmv::pkt::fill", segments, first, last,
       KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
         const int q = packet_of(r), s = pstart(q), e = pstart(q + 1);
         const std::int64_t row_first = row_ptr(new_to_old(r));
-        const int inside_first = inside(row_first);
+        const std::uint32_t inside_first = inside(row_first);
         const std::int64_t base = offset(q) + row_thread(r) + std::int64_t(row_slot(r)) * T;
         for (std::int64_t k = k0; k < k1; ++k) {
           const int col = old_to_new(col_idx(k));
@@ -458,6 +344,74 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
   p.t_internal = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::pkt::t_internal")), n);
   space.fence();
   if (opt.progress) opt.progress("packing (on the device)", 1.0);
+}
+
+// A partition made on the host (partition_rows: METIS, BFS, RCM, cells or
+// contiguous), recorded in p and its order uploaded for pkt_pack.
+template <class Scalar, class ExecSpace>
+void pkt_take_partition(const RowPartition& part, PktDevice<Scalar, ExecSpace>& p) {
+  p.partitioner = part.method;
+  p.partition_note = part.note;
+  p.partition_seconds = part.seconds;
+  p.new_to_old = upload<int, typename ExecSpace::memory_space>(part.new_to_old, "kspmv::pkt::new_to_old");
+}
+}  // namespace detail
+
+// From a host CSR: the partition on the host (Partitioner::Auto: METIS
+// where kspmv has it, within the budget), then one upload and the packing
+// on the matrix's execution space.
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+PktDevice<Scalar, ExecSpace> to_pkt(const HostCsr<Scalar>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  auto p = detail::pkt_start<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt);
+  const RowPartition part = partition_rows(a, p.packet_rows, opt.partitioner, opt.partition_budget_seconds, opt.progress);
+  detail::pkt_take_partition(part, p);
+  detail::pkt_pack(ExecSpace(), upload_csr<Scalar, ExecSpace>(a), part.part_start, opt, p);
+  p.conversion_seconds = timer.seconds();
+  return p;
+}
+
+// From a device CSR. Partitioner::Auto and Cells take cell_partition's
+// parts (device_partition.hpp), made on the device; Contiguous keeps the
+// caller's order; METIS, BFS and RCM partition a copy of the CSR on the
+// host. The packing (detail::pkt_pack) runs on the device in every case.
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
+  using ints = Kokkos::View<int*, typename ExecSpace::memory_space>;
+  Kokkos::Timer timer;
+  ExecSpace space;
+  auto p = detail::pkt_start<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt);
+  const bool cells = opt.partitioner == Partitioner::Auto || opt.partitioner == Partitioner::Cells;
+  if (!cells && opt.partitioner != Partitioner::Contiguous) {
+    const RowPartition part =
+        partition_rows(download_csr(a), p.packet_rows, opt.partitioner, opt.partition_budget_seconds, opt.progress);
+    detail::pkt_take_partition(part, p);
+    detail::pkt_pack(space, a, part.part_start, opt, p);
+    p.conversion_seconds = timer.seconds();
+    return p;
+  }
+  check_partition_budget(opt.partition_budget_seconds, "pkt");
+  const std::int64_t n = a.nrows;
+  const int nparts = parts_for_max_rows(n, p.packet_rows);
+  DevicePartition<ExecSpace> part;
+  if (cells && nparts > 1) {
+    if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
+    part = cell_partition(space, a.row_ptr, a.col_idx, n, nparts, p.packet_rows);
+    p.partitioner = "cells";
+    char note[160];
+    std::snprintf(note, sizeof note, "on the device: %d cells, %d levels%s; in-part share %.1f%%", part.cells,
+                  part.levels, part.no_locality ? ", no locality (cells joined in order)" : "", 100.0 * part.in_part);
+    p.partition_note = note;
+    p.partition_seconds = part.seconds;
+  } else {
+    part.part_of = ints(Kokkos::view_alloc(space, std::string("kspmv::pkt::part_of")), n);
+    part.part_rows.assign(1, n);
+    p.partitioner = "contiguous";
+  }
+  // Rows grouped by part, in the caller's order within a part.
+  p.new_to_old = detail::rows_by_length(space, part.part_of, static_cast<std::int64_t>(part.part_rows.size()) - 1,
+                                        false, "kspmv::pkt::new_to_old");
+  detail::pkt_pack(space, a, cut_parts(part.part_rows, p.packet_rows), opt, p);
   p.conversion_seconds = timer.seconds();
   return p;
 }
