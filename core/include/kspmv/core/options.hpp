@@ -20,7 +20,7 @@ enum class KernelPath { Auto, Portable };
 
 // How PKT and EHYB partition rows.
 // Auto: for their builds from a device CSR (what kspmv::Matrix does),
-// Cells; for their host builds (to_ehyb or to_pkt of a HostCsr), METIS
+// Cells; for a HostCsr given to to_ehyb or to_pkt, METIS
 // when kspmv was built with it and it finishes within
 // ConvertOptions::partition_budget_seconds, else parts grown breadth-first
 // (EHYB; PKT without METIS: contiguous). Reported in the format's
