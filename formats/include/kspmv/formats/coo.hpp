@@ -64,49 +64,6 @@ struct CooDevice {
 
 namespace detail {
 
-// From row-sorted triplets (rows ascending; any column order within a row).
-template <class Scalar, class ExecSpace>
-CooDevice<Scalar, ExecSpace> build_coo(ordinal_t nrows, ordinal_t ncols, const std::vector<ordinal_t>& rows,
-                                       const std::vector<ordinal_t>& cols, const std::vector<Scalar>& vals,
-                                       const ConvertOptions& opt) {
-  using C = CooDevice<Scalar, ExecSpace>;
-  using M = typename C::memory_space;
-  C c;
-  c.nrows = nrows;
-  c.ncols = ncols;
-  c.nnz = static_cast<std::int64_t>(vals.size());
-  c.kernel = opt.kernel;
-  if (c.nnz > std::numeric_limits<int>::max() - c.chunk)
-    throw FormatCannotHoldError("coo: " + std::to_string(c.nnz) + " entries exceed its 32-bit entry index");
-  c.nchunks = static_cast<int>((c.nnz + c.chunk - 1) / c.chunk);
-  std::vector<int> span_row, span_first, span_last, empty;
-  std::int64_t k = 0;
-  for (ordinal_t i = 0; i < nrows; ++i) {
-    const std::int64_t b = k;
-    while (k < c.nnz && rows[k] == i) ++k;
-    if (k == b) {
-      empty.push_back(i);
-    } else if ((k - 1) / c.chunk > b / c.chunk) {
-      span_row.push_back(i);
-      span_first.push_back(static_cast<int>(b / c.chunk));
-      span_last.push_back(static_cast<int>((k - 1) / c.chunk));
-    }
-  }
-  if (k != c.nnz) throw InvalidArgumentError("coo: triplets are not sorted by row");
-  c.nspan = static_cast<int>(span_row.size());
-  c.nempty = static_cast<int>(empty.size());
-  c.row = upload<int, M>(rows, "kspmv::coo::row");
-  c.col = upload<int, M>(cols, "kspmv::coo::col");
-  c.val = upload<Scalar, M>(vals, "kspmv::coo::val");
-  c.span_row = upload<int, M>(span_row, "kspmv::coo::span_row");
-  c.span_first = upload<int, M>(span_first, "kspmv::coo::span_first");
-  c.span_last = upload<int, M>(span_last, "kspmv::coo::span_last");
-  c.empty_rows = upload<int, M>(empty, "kspmv::coo::empty_rows");
-  c.head = Kokkos::View<Scalar*, M>("kspmv::coo::head", c.nchunks);
-  c.tail = Kokkos::View<Scalar*, M>("kspmv::coo::tail", c.nchunks);
-  return c;
-}
-
 // Step 1, portable: a team per chunk, `team` entries per iteration, a
 // Hillis-Steele segmented scan in scratch, a carry between iterations.
 template <class Scalar, class ExecSpace, class XView, class YView>
