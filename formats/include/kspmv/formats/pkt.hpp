@@ -116,7 +116,7 @@ void pkt_set_packets(PktDevice<Scalar, ExecSpace>& p, int packets) {
 }  // namespace detail
 
 namespace detail {
-// Step 3's deal: for each packet q, its rows order(pos), pos in
+// The deal (pkt_pack's step 2): for each packet q, its rows order(pos), pos in
 // [start(q), start(q + 1)) (most entries first), dealt to T threads, each
 // to the least loaded (ties: the lowest thread): a row's thread, its first
 // slot in that thread's column, and the packet's width x T in size(q).
