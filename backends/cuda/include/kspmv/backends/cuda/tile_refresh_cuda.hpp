@@ -93,11 +93,40 @@ struct NoTail {
   __device__ __forceinline__ void operator()(int, int, Scalar) const {}
 };
 
+// The row of a tile holding entry e: rows[lo] <= e < rows[lo + 1]. Rows
+// of about equal length (a band's, a stencil's, an ELL's) put e near
+// (e - first) x rows / entries: that guess, walked at most three rows,
+// settles a full tile at once; a binary search (7-8 dependent shared
+// loads) takes what the walk leaves.
+// rows[0] <= e < rows[nrows] keeps the walk inside the tile.
+__device__ __forceinline__ int tile_row_of(const std::int64_t* rows, int nrows, std::int64_t e, std::int64_t first,
+                                           float rows_per_entry) {
+  int lo = min(nrows - 1, static_cast<int>(static_cast<float>(e - first) * rows_per_entry));
+  int steps = 0;
+  while (rows[lo] > e && steps < 3) --lo, ++steps;
+  while (rows[lo + 1] <= e && steps < 3) ++lo, ++steps;
+  if (rows[lo] <= e && e < rows[lo + 1]) return lo;
+  lo = 0;
+  int hi = nrows - 1;  // the last row starting at or before e
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (rows[mid] <= e) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 // A block a tile of Rows rows; each thread takes every blockDim-th entry
-// of the tile's run, four loads in flight. (Tried: tiles of 256 rows, and
-// eight loads issued before the tile's row offsets were read; on the
-// H200 dia's refreshes took 1.1-1.3x longer on stencils and bands of 7-27
-// diagonals.)
+// of the tile's run, four loads issued before any is placed. Values are
+// read and slots written evict-first: each is touched once. H200, the
+// bytes moved against a device copy of as many (docs/perf/h200-tile-refresh-lab.cu):
+// bands of 17, 41 and 129 diagonals at 94%, 92% and 89% of the copy's
+// speed, the 7- and 27-point stencils 91% and 85%, ELL rows 88-95%,
+// against 66-81% for a binary search an entry, plain loads and stores
+// and the largest tile that fits. (Tried there: a block walking tiles,
+// the next tile's offsets read before it writes this one; blocks taking
+// runs of tiles, the next tile's first values read ahead; eight loads in
+// flight; 512 threads a block. None was faster across the patterns.)
 template <class Scalar, int Rows, class Columns, class Tail>
 __global__ void __launch_bounds__(256)
     tile_refresh_kernel(int nrows, const std::int64_t* __restrict__ row_ptr, const Scalar* __restrict__ values,
@@ -112,41 +141,61 @@ __global__ void __launch_bounds__(256)
   for (int i = threadIdx.x; i <= rows; i += blockDim.x) rp[i] = ldg(row_ptr + r0 + i);
   __syncthreads();
   const int width = layout.width;
-  // A slot no entry fills is zero (padding): the tile starts at zero
-  // unless every row fills every column.
-  if (!(whole_rows && rows == Rows && rp[rows] - rp[0] == static_cast<std::int64_t>(Rows) * width))
+  const std::int64_t first = rp[0], last = rp[rows];
+  // Every row fills every column: entry o of the run is row o / width's
+  // (o % width)-th, in column o % width (ELL's slot; DIA's row of every
+  // diagonal), with no offset read. Otherwise a slot no entry fills is
+  // zero (padding): the tile starts at zero.
+  const bool full = whole_rows && rows == Rows && last - first == static_cast<std::int64_t>(Rows) * width;
+  if (!full)
     for (int s = threadIdx.x; s < width * pitch; s += blockDim.x) tile[s] = Scalar(0);
   __syncthreads();
-  const std::int64_t last = rp[rows];
-#pragma unroll 4
-  for (std::int64_t e = rp[0] + threadIdx.x; e < last; e += blockDim.x) {
-    const Scalar v = ldg(values + e);
-    int lo = 0, hi = rows - 1;  // the last row starting at or before e
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (rp[mid] <= e) lo = mid;
-      else hi = mid - 1;
+  const float rows_per_entry = last > first ? static_cast<float>(rows) / static_cast<float>(last - first) : 0.f;
+  constexpr int loads = 4;  // in flight a thread, all issued before any is placed
+  for (std::int64_t e0 = first + threadIdx.x; e0 < last; e0 += loads * blockDim.x) {
+    Scalar v[loads];
+#pragma unroll
+    for (int k = 0; k < loads; ++k) {
+      const std::int64_t e = e0 + static_cast<std::int64_t>(k) * blockDim.x;
+      v[k] = e < last ? ld_stream(values + e) : Scalar(0);
     }
-    const int n = static_cast<int>(e - rp[lo]);
-    const int c = columns(r0 + lo, n, static_cast<int>(rp[lo + 1] - rp[lo]));
-    if (c < width) tile[c * pitch + lo] = v;
-    else tail(r0 + lo, n, v);
+#pragma unroll
+    for (int k = 0; k < loads; ++k) {
+      const std::int64_t e = e0 + static_cast<std::int64_t>(k) * blockDim.x;
+      if (e >= last) break;
+      if (full) {
+        const int o = static_cast<int>(e - first), lo = o / width;
+        tile[(o - lo * width) * pitch + lo] = v[k];
+        continue;
+      }
+      const int lo = tile_row_of(rp, rows, e, first, rows_per_entry);
+      const int n = static_cast<int>(e - rp[lo]);
+      const int c = columns(r0 + lo, n, static_cast<int>(rp[lo + 1] - rp[lo]));
+      if (c < width) tile[c * pitch + lo] = v[k];
+      else tail(r0 + lo, n, v[k]);
+    }
   }
   __syncthreads();
   const long base = layout.base(r0);
   for (int s = threadIdx.x; s < width * Rows; s += blockDim.x) {
     const int c = s / Rows, i = s % Rows;
-    if (i < rows) out[base + c * layout.stride + i] = tile[c * pitch + i];
+    if (i < rows) __stcs(out + base + c * layout.stride + i, tile[c * pitch + i]);
   }
 }
 
-// The most rows a tile takes for `width` columns within 48 KB of shared
-// memory (128, 64 or 32: each divides ELL's 256-row slices), 0 where not
-// even 32 rows fit (the caller refreshes another way).
+// The rows of a tile for `width` columns: the most (256, 128, 64 or 32,
+// each dividing ELL's 256-row slices) whose slots number at most 4,096,
+// and 32 past that, within 48 KB of shared memory; 0 where not even 32
+// rows fit (the caller refreshes another way). H200, the lab's variant
+// with this kernel's placing, % of copy by tile rows: 7 columns 57% at
+// 64 rows, 76% at 128, 86% at 256, 83% at 512; 16 columns 85%, 93% and
+// 94% at 64, 128 and 256; 17 81%, 88%, 85%; 27 84%, 87%, 72%; 41 82%,
+// 89%, 85% at 32, 64 and 128.
 template <class Scalar>
 constexpr int tile_refresh_rows(long width) {
-  for (int rows = 128; rows >= 32; rows /= 2)
-    if (width * (rows + 1) * static_cast<long>(sizeof(Scalar)) <= 48 * 1024) return rows;
+  for (int rows = 256; rows >= 32; rows /= 2)
+    if ((rows == 32 || width * rows <= 4096) && width * (rows + 1) * static_cast<long>(sizeof(Scalar)) <= 48 * 1024)
+      return rows;
   return 0;
 }
 
@@ -163,6 +212,10 @@ bool tile_refresh(cudaStream_t stream, int nrows, const std::int64_t* row_ptr, c
   const unsigned shared = static_cast<unsigned>(layout.width * (rows + 1) * sizeof(Scalar));
   const unsigned grid = blocks_for(nrows, rows);
   switch (rows) {
+    case 256:
+      tile_refresh_kernel<Scalar, 256><<<grid, block, shared, stream>>>(nrows, row_ptr, values, out, layout, columns,
+                                                                        tail, whole_rows);
+      break;
     case 128:
       tile_refresh_kernel<Scalar, 128><<<grid, block, shared, stream>>>(nrows, row_ptr, values, out, layout, columns,
                                                                         tail, whole_rows);
