@@ -278,20 +278,17 @@ DiaSlotWalk<Scalar, ExecSpace> slot_walk(const DiaDevice<Scalar, ExecSpace>& f,
 // a tile of rows read as one run of the CSR, written out a diagonal at a
 // time; each row's n-th entry on the n-th diagonal its mask names, no
 // column read) where a tile of 32 rows of every diagonal fits in shared
-// memory and its rows hold 6 entries or more on average; its map then
-// keeps no slot a nonzero. Elsewhere through a map of slots its walk
-// writes (refresh_by_rows, matrix.hpp). H200, refresh in SpMVs, the tile /
-// the scatter: 7-point stencil 2.3 / 2.5, 9-point 2.3 / 3.0, bands of 17,
-// 41 and 129 diagonals 2.6 / 5.2, 3.0 / 8.9, 2.3 / 8.4, the 27-point
-// stencil 2.6 / 8.0; rows of 4 entries on 7 diagonals (block-diagonal)
-// 3.2 / 3.0 in a variant with tiles of 256 rows.
-constexpr std::int64_t kDiaTileRowEntries = 6;
+// memory; its map then keeps no slot a nonzero. Elsewhere through a map
+// of slots its walk writes (refresh_by_rows, matrix.hpp). H200, refresh
+// in SpMVs, the tile / the scatter: the 7- and 9-point stencils 1.9 / 2.5
+// and 3.0, bands of 17, 41 and 129 diagonals 2.1-2.4 / 5.2-8.9, the
+// 27-point stencil 2.4 / 8.0, block-diagonal rows of 4 on 7 diagonals
+// 2.1 / 3.0 (docs/PERFORMANCE.md, "Refreshing dia, ell, ellr and hyb").
 template <class Scalar, class ExecSpace>
 bool has_tuned_refresh(const DiaDevice<Scalar, ExecSpace>& f) {
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
-    return f.kernel == KernelPath::Auto && f.ndiag > 0 && cuda_tuned::tile_refresh_rows<Scalar>(f.ndiag) > 0 &&
-           f.nnz >= kDiaTileRowEntries * std::int64_t(f.nrows);
+    return f.kernel == KernelPath::Auto && f.ndiag > 0 && cuda_tuned::tile_refresh_rows<Scalar>(f.ndiag) > 0;
 #endif
   (void)f;
   return false;

@@ -243,31 +243,21 @@ EllSlotWalk<Scalar, ExecSpace> slot_walk(const EllDevice<Scalar, ExecSpace>& f,
 // Refreshed by a kernel of its own on CUDA's tuned path (tile_refresh_cuda.hpp:
 // a tile of rows read as one run of the CSR, written out a slot column at
 // a time, padding included) where a tile of 32 rows of its width fits in
-// shared memory and the width is 12 or more; its map then keeps no slot a
-// nonzero. Elsewhere a slot a nonzero, written by its walk, and a scatter
-// through it (refresh_by_rows, matrix.hpp): where every row is short and
-// about as long as the others, neighbouring warps complete each sector of
-// a slot column while it is in L2. Long rows, or rows of varying length
-// (a column's slots then fill here and there), leave its sectors
-// part-written. H200, refresh in SpMVs, the tile / the scatter (ell):
-// widths of 12 or more (FEM P1 meshes, uniform and normal rows, bands,
-// the 27-point stencil) 0.8-2.0 / 1.6-4.4; widths of 4, 7 and 9
-// (block-diagonal rows, the 7- and 9-point stencils) 1.7-2.2 / 1.6-1.7.
-// ELLR and HYB take the same kernel (tile_layout, ell_tile_fits).
+// shared memory; its map then keeps no slot a nonzero. Elsewhere a slot a
+// nonzero, written by its walk, and a scatter through it
+// (refresh_by_rows, matrix.hpp). H200, refresh in SpMVs, the tile / the
+// scatter (ell): bands, the 27-point stencil, uniform and normal rows
+// 0.7-1.6 / 0.8-2.0; the 7- and 9-point stencils and block-diagonal rows
+// of 4, 1.2-1.4 / 1.6 (docs/PERFORMANCE.md, "Refreshing dia, ell, ellr
+// and hyb"). ELLR and HYB take the same kernel (tile_layout).
 template <class Scalar, class ExecSpace>
-bool ell_tile_fits(const EllDevice<Scalar, ExecSpace>& f) {
+bool has_tuned_refresh(const EllDevice<Scalar, ExecSpace>& f) {
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
     return f.kernel == KernelPath::Auto && f.width > 0 && cuda_tuned::tile_refresh_rows<Scalar>(f.width) > 0;
 #endif
   (void)f;
   return false;
-}
-// Narrower ELLs keep the scatter (above).
-constexpr int kEllTileWidth = 12;
-template <class Scalar, class ExecSpace>
-bool has_tuned_refresh(const EllDevice<Scalar, ExecSpace>& f) {
-  return ell_tile_fits(f) && f.width >= kEllTileWidth;
 }
 template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const EllDevice<Scalar, ExecSpace>& f) {

@@ -210,8 +210,8 @@ HybSlotWalk<Scalar, ExecSpace> slot_walk(const HybDevice<Scalar, ExecSpace>& f,
 }
 // Its refresh: its ELL's kernel (ell.hpp), each row's entries past the
 // width written straight into the COO part, which follows the CSR's
-// order; where ELL's rule takes its ELL part (has_tuned_refresh in
-// ell.hpp: a width K of 12 or more) and no row is longer than 4 widths
+// order; where ELL's kernel takes its ELL part (has_tuned_refresh in
+// ell.hpp: a tile of 32 rows fits) and no row is longer than 4 widths
 // (and 1,024 entries): a block reads its tile's entries alone, and a hub
 // row would hold it up while the others finish. Elsewhere the scatter.
 template <class Scalar, class ExecSpace>
