@@ -123,6 +123,47 @@ struct VariantArgs {
   bool whole_rows;
 };
 
+// Entry e of a tile's run into its slot: by division where `divide` (every
+// row of the tile fills every column), by a binary search over the tile's
+// offsets and the format's column rule elsewhere.
+template <class Columns>
+__device__ __forceinline__ void place_in_tile(double* tile, int pitch, const std::int64_t* rp, int rows, int width,
+                                              int r0, bool divide, const Columns& columns, std::int64_t e, double v) {
+  int lo, n;
+  if (divide) {
+    const int o = int(e - rp[0]);
+    lo = o / width;
+    n = o - lo * width;
+  } else {
+    lo = 0;
+    int hi = rows - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (rp[mid] <= e) lo = mid;
+      else hi = mid - 1;
+    }
+    n = int(e - rp[lo]);
+  }
+  const int c = divide ? n : columns(r0 + lo, n, int(rp[lo + 1] - rp[lo]));
+  if (c < width) tile[c * pitch + lo] = v;
+}
+
+// A tile's offsets into shared memory (this thread's, `next`, read ahead)
+// and its slots zeroed unless every row fills every column; true then.
+template <int Rows, int Threads, class Columns>
+__device__ __forceinline__ bool begin_tile(const VariantArgs<Columns>& a, double* tile, std::int64_t* rp, int r0,
+                                           int rows, std::int64_t next) {
+  const int width = a.layout.width;
+  if (threadIdx.x <= rows) rp[threadIdx.x] = next;
+  for (int i = threadIdx.x + Threads; i <= rows; i += Threads) rp[i] = __ldg(a.rp + r0 + i);
+  __syncthreads();
+  const bool full = a.whole_rows && rows == Rows && rp[rows] - rp[0] == std::int64_t(Rows) * width;
+  if (!full)
+    for (int s = threadIdx.x; s < width * (Rows + 1); s += Threads) tile[s] = 0.0;
+  __syncthreads();
+  return full;
+}
+
 template <int Rows, int Threads, int Ilp, unsigned F, class Columns>
 __global__ void __launch_bounds__(Threads) variant_kernel(VariantArgs<Columns> a) {
   constexpr int pitch = Rows + 1;
@@ -138,13 +179,7 @@ __global__ void __launch_bounds__(Threads) variant_kernel(VariantArgs<Columns> a
   for (; t < tiles; t += (F & kPersistent) ? gridDim.x : tiles) {
     const int r0 = t * Rows;
     const int rows = min(Rows, a.nrows - r0);
-    if (threadIdx.x <= rows) rp[threadIdx.x] = next;
-    for (int i = threadIdx.x + Threads; i <= rows; i += Threads) rp[i] = __ldg(a.rp + r0 + i);
-    __syncthreads();
-    const bool full = a.whole_rows && rows == Rows && rp[rows] - rp[0] == std::int64_t(Rows) * width;
-    if (!full)
-      for (int s = threadIdx.x; s < width * pitch; s += Threads) tile[s] = 0.0;
-    __syncthreads();
+    const bool full = begin_tile<Rows, Threads>(a, tile, rp, r0, rows, next);
     const std::int64_t first = rp[0], last = rp[rows];
     for (std::int64_t e0 = first + threadIdx.x; e0 < last; e0 += std::int64_t(Ilp) * Threads) {
       double v[Ilp];
@@ -160,23 +195,7 @@ __global__ void __launch_bounds__(Threads) variant_kernel(VariantArgs<Columns> a
       for (int k = 0; k < Ilp; ++k) {
         const std::int64_t e = e0 + std::int64_t(k) * Threads;
         if (e >= last) break;
-        int lo, n;
-        if ((F & kDivide) && full) {
-          const int o = int(e - first);
-          lo = o / width;
-          n = o - lo * width;
-        } else {
-          lo = 0;
-          int hi = rows - 1;
-          while (lo < hi) {
-            const int mid = (lo + hi + 1) >> 1;
-            if (rp[mid] <= e) lo = mid;
-            else hi = mid - 1;
-          }
-          n = int(e - rp[lo]);
-        }
-        const int c = (full && (F & kDivide)) ? n : a.columns(r0 + lo, n, int(rp[lo + 1] - rp[lo]));
-        if (c < width) tile[c * pitch + lo] = v[k];
+        place_in_tile(tile, pitch, rp, rows, width, r0, (F & kDivide) && full, a.columns, e, v[k]);
       }
     }
     __syncthreads();
@@ -230,33 +249,9 @@ __global__ void __launch_bounds__(Threads) pipelined_kernel(VariantArgs<Columns>
   for (long t = t_begin; t < t_end; ++t) {
     const int r0 = int(t * Rows);
     const int rows = min(Rows, a.nrows - r0);
-    if (threadIdx.x <= rows) rp[threadIdx.x] = next;
-    for (int i = threadIdx.x + Threads; i <= rows; i += Threads) rp[i] = __ldg(a.rp + r0 + i);
-    __syncthreads();
-    const bool full = a.whole_rows && rows == Rows && rp[rows] - rp[0] == std::int64_t(Rows) * width;
-    if (!full)
-      for (int s = threadIdx.x; s < width * pitch; s += Threads) tile[s] = 0.0;
-    __syncthreads();
+    const bool full = begin_tile<Rows, Threads>(a, tile, rp, r0, rows, next);
     const std::int64_t first = rp[0], last = rp[rows];
-    auto place = [&](std::int64_t e, double v) {
-      int lo, n;
-      if (full) {
-        const int o = int(e - first);
-        lo = o / width;
-        n = o - lo * width;
-      } else {
-        lo = 0;
-        int hi = rows - 1;
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) >> 1;
-          if (rp[mid] <= e) lo = mid;
-          else hi = mid - 1;
-        }
-        n = int(e - rp[lo]);
-      }
-      const int c = full ? n : a.columns(r0 + lo, n, int(rp[lo + 1] - rp[lo]));
-      if (c < width) tile[c * pitch + lo] = v;
-    };
+    auto place = [&](std::int64_t e, double v) { place_in_tile(tile, pitch, rp, rows, width, r0, full, a.columns, e, v); };
 #pragma unroll
     for (int k = 0; k < Ilp; ++k) {
       const std::int64_t e = first + threadIdx.x + std::int64_t(k) * Threads;

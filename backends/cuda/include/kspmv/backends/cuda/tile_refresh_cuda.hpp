@@ -187,10 +187,10 @@ __global__ void __launch_bounds__(256)
 // each dividing ELL's 256-row slices) whose slots number at most 4,096,
 // and 32 past that, within 48 KB of shared memory; 0 where not even 32
 // rows fit (the caller refreshes another way). H200, the lab's variant
-// with this kernel's placing, % of copy by tile rows: 7 columns 57% at
-// 64 rows, 76% at 128, 86% at 256, 83% at 512; 16 columns 85%, 93% and
-// 94% at 64, 128 and 256; 17 81%, 88%, 85%; 27 84%, 87%, 72%; 41 82%,
-// 89%, 85% at 32, 64 and 128.
+// that divides in a full tile and searches in others, % of copy by tile
+// rows: 7 columns 57% at 64 rows, 76% at 128, 86% at 256, 83% at 512; 16
+// columns 85%, 93% and 94% at 64, 128 and 256; 17 81%, 88%, 85%; 27 84%,
+// 87%, 72%; 41 82%, 89%, 85% at 32, 64 and 128.
 template <class Scalar>
 constexpr int tile_refresh_rows(long width) {
   for (int rows = 256; rows >= 32; rows /= 2)
