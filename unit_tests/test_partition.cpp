@@ -219,7 +219,7 @@ TEST(Partition, CellsWithoutEdgesOrAroundAHub) {
 }
 
 // Random columns: most entries join two cells, so the cells are joined in
-// order (no cell graph) and the note says so; the parts stay equal.
+// order (no cell graph) and the notes say so; the parts stay equal.
 TEST(Partition, CellsOnAPatternWithoutLocality) {
   using E = Kokkos::DefaultExecutionSpace;
   const auto a = generate<double>("uniform:20000:5:15:seed=4");
@@ -234,9 +234,16 @@ TEST(Partition, CellsOnAPatternWithoutLocality) {
   EXPECT_EQ(total, a.nrows);
   const auto host = partition_rows_into(a, 16, Partitioner::Cells, 0.0);
   EXPECT_NE(host.note.find("no locality"), std::string::npos) << host.note;
+  EXPECT_NE(p.note().find("no locality (cells joined in order)"), std::string::npos) << p.note();
   const auto mesh = scrambled_lap3d(16, 5);
   const auto dm = upload_csr<double, E>(mesh);
-  EXPECT_FALSE(cell_partition(E(), dm.row_ptr, dm.col_idx, mesh.nrows, 16, mesh.nrows).no_locality);
+  const auto pm = cell_partition(E(), dm.row_ptr, dm.col_idx, mesh.nrows, 16, mesh.nrows);
+  EXPECT_FALSE(pm.no_locality);
+  // The note a conversion report carries: the cells, levels and share.
+  const std::string expected = "on the device: " + std::to_string(pm.cells) + " cells, " +
+                               std::to_string(pm.levels) + " levels; in-part share ";
+  EXPECT_EQ(pm.note().rfind(expected, 0), 0u) << pm.note();
+  EXPECT_EQ(pm.note().back(), '%') << pm.note();
 }
 
 TEST(Partition, CellsAndGroupCellsRejectBadArguments) {

@@ -30,6 +30,7 @@
 #include <Kokkos_Sort.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,14 @@ struct DevicePartition {
   double in_part = 0;  // share of entries whose column is in the row's part
   bool no_locality = false;  // cells joined in order, no cell graph (kCellsNoLocalityShare)
   double seconds = 0;
+
+  // What a format's conversion report says of these parts.
+  std::string note() const {
+    char text[160];
+    std::snprintf(text, sizeof text, "on the device: %d cells, %d levels%s; in-part share %.1f%%", cells, levels,
+                  no_locality ? ", no locality (cells joined in order)" : "", 100.0 * in_part);
+    return text;
+  }
 };
 
 // The percentage of entries joining two cells past which cell_partition

@@ -537,13 +537,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   const int nparts = static_cast<int>(part.part_rows.size());
   rep.parts = nparts;
   rep.partitioner = "cells";
-  {
-    char note[160];
-    std::snprintf(note, sizeof note, "on the device: %d cells, %d levels%s; in-part share %.1f%%", part.cells,
-                  part.levels, part.no_locality ? ", no locality (cells joined in order)" : "",
-                  100.0 * part.in_part);
-    rep.partition_note = note;
-  }
+  rep.partition_note = part.note();
   rep.partition_seconds = part.seconds;
   Kokkos::Timer reorder;
   if (opt.progress) opt.progress("reordering (on the device)", 0.0);

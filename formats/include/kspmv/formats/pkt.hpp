@@ -19,7 +19,6 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 
 #include "kspmv/core/properties.hpp"
@@ -398,10 +397,7 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
     if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
     part = cell_partition(space, a.row_ptr, a.col_idx, n, nparts, p.packet_rows);
     p.partitioner = "cells";
-    char note[160];
-    std::snprintf(note, sizeof note, "on the device: %d cells, %d levels%s; in-part share %.1f%%", part.cells,
-                  part.levels, part.no_locality ? ", no locality (cells joined in order)" : "", 100.0 * part.in_part);
-    p.partition_note = note;
+    p.partition_note = part.note();
     p.partition_seconds = part.seconds;
   } else {
     part.part_of = ints(Kokkos::view_alloc(space, std::string("kspmv::pkt::part_of")), n);
