@@ -211,12 +211,15 @@ HybSlotWalk<Scalar, ExecSpace> slot_walk(const HybDevice<Scalar, ExecSpace>& f,
 // Its refresh: its ELL's kernel (ell.hpp), each row's entries past the
 // width written straight into the COO part, which follows the CSR's
 // order; where ELL's kernel takes its ELL part (has_tuned_refresh in
-// ell.hpp: a tile of 32 rows fits) and no row is longer than 4 widths
-// (and 1,024 entries): a block reads its tile's entries alone, and a hub
-// row would hold it up while the others finish. Elsewhere the scatter.
+// ell.hpp: a tile of 32 rows fits) and no row is longer than 1,024
+// entries: a block reads its tile's entries alone, and a hub row of a
+// graph would hold it up while the others finish. Elsewhere the scatter.
+// H200, refresh in SpMVs, the tile / the scatter: P2 meshes, whose
+// longest rows pass 4 widths, 0.70-1.32 / 1.51-2.71.
+constexpr std::int64_t kHybTileLongestRow = 1024;
 template <class Scalar, class ExecSpace>
 bool has_tuned_refresh(const HybDevice<Scalar, ExecSpace>& f) {
-  return has_tuned_refresh(f.ell) && f.longest <= std::min<std::int64_t>(4 * std::int64_t(f.ell.width), 1024);
+  return has_tuned_refresh(f.ell) && f.longest <= kHybTileLongestRow;
 }
 template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const HybDevice<Scalar, ExecSpace>& f) {
