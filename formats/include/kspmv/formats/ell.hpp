@@ -248,7 +248,7 @@ EllSlotWalk<Scalar, ExecSpace> slot_walk(const EllDevice<Scalar, ExecSpace>& f,
 // (refresh_by_rows, matrix.hpp). H200, refresh in SpMVs, the tile / the
 // scatter (ell): bands, the 27-point stencil, uniform and normal rows
 // 0.7-1.6 / 2.0-4.4; the 7- and 9-point stencils and block-diagonal rows
-// of 4, 1.2-1.4 / 1.6 (docs/PERFORMANCE.md, "Refreshing dia, ell, ellr
+// of 4, 1.1-1.4 / 1.4-1.6 (docs/PERFORMANCE.md, "Refreshing dia, ell, ellr
 // and hyb"). ELLR and HYB take the same kernel (tile_layout).
 template <class Scalar, class ExecSpace>
 bool has_tuned_refresh(const EllDevice<Scalar, ExecSpace>& f) {
