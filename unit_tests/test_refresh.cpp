@@ -181,8 +181,7 @@ TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
   // hyb: its tile kernel on CUDA where no row passes 1,024 entries (the
   // map keeps the row offsets), a slot a nonzero elsewhere
   // (TileKernelWritesTheBitsOfAFreshBuild covers a longer hub row).
-  std::int64_t longest = 0;
-  for (ordinal_t i = 0; i < a.nrows; ++i) longest = std::max(longest, a.row_length(i));
+  const std::int64_t longest = kspmv_test::longest_row(a);
   ASSERT_GT(longest, 32);
   if (detail::on_cuda<Kokkos::DefaultExecutionSpace>() && longest <= 1024)
     EXPECT_EQ(Matrix<double>::convert(a, Format::Hyb, opt).value_map_bytes(), two_per_row);
@@ -269,12 +268,10 @@ TEST(Refresh, TileKernelWritesTheBitsOfAFreshBuild) {
       const auto a = std::string(spec) == "hub" ? with_hub_row(generate<double>("banded:1200:3"), 600)
                                                 : generate<double>(spec);
       const auto af = convert_scalar<float>(a);
+      const std::int64_t width = kspmv_test::longest_row(a);
       std::set<std::int64_t> diagonals;
-      std::int64_t width = 0;
-      for (ordinal_t i = 0; i < a.nrows; ++i) {
-        width = std::max(width, a.row_length(i));
+      for (ordinal_t i = 0; i < a.nrows; ++i)
         for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) diagonals.insert(std::int64_t(a.col_idx[k]) - i);
-      }
       const std::int64_t ndiag = static_cast<std::int64_t>(diagonals.size());
       const std::string what = std::string(spec) + (tuned ? " auto" : " portable");
       if (kspmv_test::padded_fill(Format::Dia, a) <= opt.max_fill) {

@@ -84,6 +84,14 @@ inline kspmv::ConvertOptions test_options(kspmv::KernelPath k = kspmv::KernelPat
   return o;
 }
 
+// The most entries any row of a holds (0 for no rows).
+template <class Scalar>
+std::int64_t longest_row(const kspmv::HostCsr<Scalar>& a) {
+  std::int64_t w = 0;
+  for (kspmv::ordinal_t i = 0; i < a.nrows; ++i) w = std::max(w, a.row_length(i));
+  return w;
+}
+
 // Padded slots per nonzero of DIA and ELL, computed here independently of
 // the formats, to know when their conversion must refuse a matrix.
 template <class Scalar>
@@ -96,9 +104,7 @@ double padded_fill(kspmv::Format f, const kspmv::HostCsr<Scalar>& a) {
       for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) diags.insert(std::int64_t(a.col_idx[k]) - i);
     slots = pitch * double(diags.size());
   } else if (f == kspmv::Format::Ell || f == kspmv::Format::Ellr) {
-    std::int64_t w = 0;
-    for (kspmv::ordinal_t i = 0; i < a.nrows; ++i) w = std::max(w, a.row_length(i));
-    slots = pitch * double(w);
+    slots = pitch * double(longest_row(a));
   }
   return slots / double(std::max<std::int64_t>(a.nnz(), 1));
 }
