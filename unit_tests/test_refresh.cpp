@@ -307,6 +307,55 @@ TEST(Refresh, TileKernelWritesTheBitsOfAFreshBuild) {
   }
 }
 
+// evc-hyb on CUDA's tuned path refreshes by its own kernel (a warp a
+// sub-ELL slice through a tile, a warp a few runs of the vector-CSR
+// part's slots): value array for value array a build of the new values,
+// padding included. Rows of 61 and 101 entries in the sub-ELL part (split
+// 128) pass the tile's 32 columns; the graphs' and the hub's long rows
+// and the last short rows are vector CSR; empty rows; an automatic split
+// (lowered on small matrices on CUDA) and float.
+TEST(Refresh, EvcHybKernelWritesTheBitsOfAFreshBuild) {
+  for (const KernelPath path : {KernelPath::Auto, KernelPath::Portable}) {
+    for (const int split : {0, 128}) {
+      auto opt = kspmv_test::test_options(path);
+      opt.evc_split = split;
+      const bool expected = detail::on_cuda<Space>() && path == KernelPath::Auto;
+      const auto check = [&](const auto& a, const std::string& what) {
+        using S = typename std::decay_t<decltype(a)>::scalar_type;
+        const auto b = with_new_values(a, 31);
+        const auto build = [&](const auto& m) { return to_evc_hyb<S, Space>(upload_csr<S, Space>(m), opt); };
+        const auto arrays = [](const auto& f) {
+          auto v = host_copy<S>(f.ell_val);
+          const auto c = host_copy<S>(f.csr_val);
+          v.insert(v.end(), c.begin(), c.end());
+          return v;
+        };
+        auto f = build(a);
+        const auto db = upload_csr<S, Space>(b);
+        const Kokkos::View<const S*, Kokkos::LayoutLeft, Space::memory_space> values = db.values;
+        const bool wrote = detail::tuned_refresh(Space(), f, db.row_ptr, values);
+        Space().fence();
+        EXPECT_EQ(wrote, expected) << what;
+        EXPECT_EQ(arrays(f), arrays(build(wrote ? b : a))) << what;
+      };
+      const std::string mode = std::string(path == KernelPath::Auto ? " auto" : " portable") + " split " + std::to_string(split);
+      for (const char* spec : {"lap3d:9", "powerlaw:3000:8", "rmat:10:8", "banded:700:30", "banded:500:50",
+                               "uniform:1000:0:40:seed=4", "blockdiag:333:5", "hub"}) {
+        const auto a = std::string(spec) == "hub" ? with_hub_row(generate<double>("banded:1200:3"), 600)
+                                                  : generate<double>(spec);
+        check(a, spec + mode);
+        check(convert_scalar<float>(a), spec + mode + " (float)");
+      }
+      std::vector<std::tuple<int, int, double>> sparse;
+      for (int i = 0; i < 900; i += 7)
+        for (int j = 0; j < 1 + i % 45; ++j) sparse.emplace_back(i, (i * 13 + j * 29) % 900, 1.0 + j);
+      check(kspmv_test::from_triplets<double>(900, 900, sparse), "empty rows" + mode);
+      check(kspmv_test::from_triplets<double>(1, 1, {{0, 0, 5.0}}), "1x1" + mode);
+      check(HostCsr<double>(40, 40), "no entries" + mode);
+    }
+  }
+}
+
 // Through Matrix::update_values: the tile kernel where it runs (rows of
 // 19 entries), and what the map keeps then (no slot a nonzero).
 TEST(Refresh, TileKernelKeepsNoSlotANonzero) {

@@ -151,10 +151,45 @@ EvcHybSlotWalk<Scalar, ExecSpace> slot_walk(const EvcHybDevice<Scalar, ExecSpace
           f.report.isplit,
           static_cast<std::int64_t>(f.ell_val.extent(0))};
 }
-// Refreshed by walking its rows (matrix.hpp): they are sorted.
+// Refreshed by walking its rows (matrix.hpp): they are sorted. On CUDA's
+// tuned path by its own kernel (tuned_refresh), elsewhere by the slot walk.
 template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const EvcHybDevice<Scalar, ExecSpace>&) {
   return true;
+}
+// Its own refresh where CUDA's tuned path runs (evc_hyb_cuda.hpp,
+// evc_hyb_refresh: a warp a sub-ELL slice, its lanes reading the slice's
+// rows 32 entries a load into a tile that goes out a column at a time;
+// the vector-CSR part a warp a few runs of 32 slots): true where it wrote
+// the values, false where the slot walk is to.
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const EvcHybDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (f.kernel != KernelPath::Auto) return false;
+    cuda_tuned::EvcHybRefresh<Scalar> a;
+    a.isplit = static_cast<int>(f.report.isplit);
+    a.slices = a.isplit / 32;
+    a.csr_rows = static_cast<int>(f.nrows - f.report.isplit);
+    a.csr_slots = static_cast<long long>(f.csr_val.extent(0));
+    a.blocks = f.ell_blocks.data();
+    a.slice_block = f.slice_block.data();
+    a.new_to_old = f.new_to_old.data();
+    a.csr_row_ptr = f.csr_row_ptr.data();
+    a.row_ptr = rp.data();
+    a.values = values.data();
+    a.ell_val = f.ell_val.data();
+    a.csr_val = f.csr_val.data();
+    int widest = 0;
+    for (const auto& b : f.host_blocks) widest = std::max(widest, b.width);
+    cuda_tuned::evc_hyb_refresh(space.cuda_stream(), a, widest);
+    return true;
+  }
+#endif
+  (void)space, (void)f, (void)rp, (void)values;
+  return false;
 }
 // The fill's step: a slot below ell_slots is in the sub-ELL part.
 template <class Scalar, class ExecSpace>

@@ -7,6 +7,8 @@
 // puts sub-ELL first; see evc_hyb_kernel for why this order.
 #pragma once
 
+#include <cstdint>
+
 #include "kspmv/backends/cuda/adaptive_cuda.hpp"
 #include "kspmv/core/device_util.hpp"
 
@@ -129,6 +131,164 @@ void gather_y(cudaStream_t stream, int n, const int* old_to_new, const Scalar* s
   if (n == 0) return;
   gather_y_kernel<Scalar><<<blocks_for(n, 256), 256, 0, stream>>>(n, old_to_new, sorted, alpha, beta, y);
   check_launch("kspmv::cuda_tuned::gather_y_kernel");
+}
+
+// What a refresh (update_values) of EVC-HYB writes and reads: the format's
+// layout (evc_hyb.hpp, EvcHybDevice) and the CSR it was built from.
+template <class Scalar>
+struct EvcHybRefresh {
+  int slices = 0;            // the sub-ELL part's 32-row slices
+  int isplit = 0;            // its rows (slices x 32): the first vector-CSR row's sorted position
+  int csr_rows = 0;          // vector-CSR rows
+  long long csr_slots = 0;   // their slots, each row padded to a multiple of 32
+  const int *blocks = nullptr, *slice_block = nullptr, *new_to_old = nullptr, *csr_row_ptr = nullptr;
+  const std::int64_t* row_ptr = nullptr;
+  const Scalar* values = nullptr;
+  Scalar *ell_val = nullptr, *csr_val = nullptr;
+};
+
+// A warp a sub-ELL slice. Its 32 sorted rows lie far apart in the CSR;
+// the portable slot walk has each lane read its own row 8 bytes at a time
+// and write each of the row's slots a block's height apart (2.4-3.7
+// SpMVs a refresh on FEM meshes and bands, H100). Here the lanes read the
+// slice's rows as one run of entries, 32 a load whatever the rows'
+// lengths (a lane finds its entry's row by a search of the rows' ends,
+// shuffles), put each entry in a tile of shared memory at (its column,
+// its row), and write the tile out a column at a time: a column of the
+// slice is 32 consecutive slots. Padding is written too, with the 0 a
+// build puts there, so every sector written is whole. Rows wider than
+// the tile (the sub-ELL part holds rows up to evc-hyb's split, 128) go
+// through it in runs of tile_columns columns. Unroll loads are issued
+// before any is used.
+template <class Scalar, int Warps, int Unroll>
+__global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const EvcHybRefresh<Scalar> a,
+                                                                         const int tile_columns) {
+  extern __shared__ __align__(16) unsigned char evc_hyb_refresh_shared[];
+  constexpr unsigned all = 0xffffffffu;
+  constexpr int B = detail::kEvcBlockInts;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long s = static_cast<long long>(blockIdx.x) * Warps + warp;
+  if (s >= a.slices) return;
+  // Column j of the tile at j * 33: a row's entries (one lane each) fall
+  // in different banks.
+  Scalar* tile = reinterpret_cast<Scalar*>(evc_hyb_refresh_shared) + warp * tile_columns * 33;
+  const int q = ldg(a.slice_block + s);
+  const int row_begin = ldg(a.blocks + B * q), height = ldg(a.blocks + B * q + 1);
+  const int width = ldg(a.blocks + B * q + 2), offset = ldg(a.blocks + B * q + 3);
+  const int p = static_cast<int>(s) * 32 + lane;
+  // Column 0 of this lane's row; column c lies `height` slots further on each.
+  const long long slot0 = static_cast<long long>(offset) + (p - row_begin);
+  const int r = ldg(a.new_to_old + p);
+  const long long b = ldg(a.row_ptr + r);
+  const int len = static_cast<int>(ldg(a.row_ptr + r + 1) - b);
+  for (int c0 = 0; c0 < width; c0 += tile_columns) {
+    const int columns = min(tile_columns, width - c0);
+    // This run's entries of each row (its columns c0 .. c0 + columns - 1),
+    // and where each row's end lies in the slice's run of them.
+    const int count = max(0, min(len - c0, columns));
+    int end = count;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int t = __shfl_up_sync(all, end, d);
+      if (lane >= d) end += t;
+    }
+    const int begin = end - count, total = __shfl_sync(all, end, 31);
+    for (int base = 0; base < total; base += 32 * Unroll) {
+      int row[Unroll], column[Unroll];
+      Scalar v[Unroll];
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) {
+        const int at = base + 32 * u + lane;
+        // The first row ending after `at`.
+        int l = 0;
+#pragma unroll
+        for (int d = 16; d > 0; d /= 2) {
+          const int e = __shfl_sync(all, end, l + d - 1);
+          if (e <= at) l += d;
+        }
+        const long long from = __shfl_sync(all, b, l);
+        row[u] = l;
+        column[u] = at - __shfl_sync(all, begin, l);
+        v[u] = at < total ? ld_stream(a.values + from + c0 + column[u]) : Scalar(0);
+      }
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u)
+        if (base + 32 * u + lane < total) tile[column[u] * 33 + row[u]] = v[u];
+    }
+    __syncwarp();
+    for (int j = 0; j < columns; ++j)
+      __stcs(a.ell_val + slot0 + static_cast<long long>(c0 + j) * height, j < count ? tile[j * 33 + lane] : Scalar(0));
+    __syncwarp();  // the tile's next run
+  }
+}
+
+// The vector-CSR part, a warp `Groups` runs of 32 slots: each run lies in
+// one row (rows are padded to multiples of 32), so a lane loads one entry
+// of it (or writes the padding's 0) and a row of any length is spread
+// over many warps. The first run's row is found by a search of the rows'
+// first slots, 32 probes a round; the next runs step along from it.
+template <class Scalar, int Groups>
+__global__ void __launch_bounds__(256) evc_hyb_refresh_csr_kernel(const EvcHybRefresh<Scalar> a) {
+  constexpr unsigned all = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const long long s0 = ((static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5) * Groups * 32;
+  if (s0 >= a.csr_slots) return;
+  // The last row whose first slot is at most s0 (rows of no slots share
+  // their first slot with the next).
+  int lo = 0, hi = a.csr_rows;
+  while (hi - lo > 1) {
+    const int at = lo + static_cast<int>(static_cast<long long>(lane) * (hi - lo) / 32);
+    const unsigned le = __ballot_sync(all, lane == 0 || ldg(a.csr_row_ptr + at) <= s0);
+    const int t = 31 - __clz(le);
+    const int next = __shfl_sync(all, at, (t + 1) & 31);
+    lo = __shfl_sync(all, at, t);
+    if (t < 31) hi = next;
+  }
+  int i = lo;
+  long long first = ldg(a.csr_row_ptr + i), next = ldg(a.csr_row_ptr + i + 1);
+  int r = ldg(a.new_to_old + a.isplit + i);
+  long long b = ldg(a.row_ptr + r), len = ldg(a.row_ptr + r + 1) - b;
+  Scalar v[Groups];
+#pragma unroll
+  for (int g = 0; g < Groups; ++g) {
+    const long long slot = s0 + 32 * g;
+    v[g] = Scalar(0);
+    if (slot >= a.csr_slots) continue;  // the same on all lanes
+    if (slot >= next) {
+      while (ldg(a.csr_row_ptr + i + 1) <= slot) ++i;
+      first = ldg(a.csr_row_ptr + i);
+      next = ldg(a.csr_row_ptr + i + 1);
+      r = ldg(a.new_to_old + a.isplit + i);
+      b = ldg(a.row_ptr + r);
+      len = ldg(a.row_ptr + r + 1) - b;
+    }
+    const long long n = slot - first + lane;
+    if (n < len) v[g] = ld_stream(a.values + b + n);
+  }
+#pragma unroll
+  for (int g = 0; g < Groups; ++g)
+    if (s0 + 32 * g < a.csr_slots) __stcs(a.csr_val + s0 + 32 * g + lane, v[g]);
+}
+
+// widest: the widest sub-ELL block (slots a row).
+template <class Scalar>
+void evc_hyb_refresh(cudaStream_t stream, const EvcHybRefresh<Scalar>& a, int widest) {
+  constexpr int warps = 4;
+  if (a.slices > 0 && widest > 0) {
+    // A tile as wide as the widest block, up to 32 columns (8.4 KB a warp
+    // in double).
+    const int columns = widest > 32 ? 32 : widest;
+    const int shared = warps * columns * 33 * static_cast<int>(sizeof(Scalar));
+    evc_hyb_refresh_ell_kernel<Scalar, warps, 8>
+        <<<blocks_for(a.slices, warps), warps * 32, shared, stream>>>(a, columns);
+    check_launch("kspmv::cuda_tuned::evc_hyb_refresh_ell_kernel");
+  }
+  if (a.csr_slots > 0) {
+    constexpr int groups = 8;
+    const long warps_needed = static_cast<long>((a.csr_slots + 32 * groups - 1) / (32 * groups));
+    evc_hyb_refresh_csr_kernel<Scalar, groups><<<blocks_for(warps_needed * 32, 256), 256, 0, stream>>>(a);
+    check_launch("kspmv::cuda_tuned::evc_hyb_refresh_csr_kernel");
+  }
 }
 
 }  // namespace cuda_tuned
