@@ -720,13 +720,14 @@ class Matrix {
       // It is timed (once after a warm-up, with the values the format holds:
       // the same bits stay) only where the model's figure, allowed twice its
       // size, would move the loop by a part in a hundred: at the default
-      // 1000 SpMVs a refresh, a format modelled at 5 SpMVs or more
-      // (evc-hyb, ehyb, pkt). Elsewhere two refreshes would cost more of
-      // the set-up (up to 15 SpMVs of dia's, ell's and hyb's on banded
-      // matrices) than their figure can change the pick, so it is the
-      // model's count of SpMVs taken at the SpMV just measured (its own
-      // figure where the products take several columns). A merged input's
-      // values are not at hand: the model's figure too.
+      // 1000 SpMVs a refresh, a format modelled at 5 SpMVs or more (none
+      // of the defaults, 1-4 SpMVs; a calibration's may be). Elsewhere two
+      // refreshes would cost more of the set-up (up to 15 SpMVs of dia's,
+      // ell's and hyb's on banded matrices) than their figure can change
+      // the pick, so it is the model's count of SpMVs taken at the SpMV
+      // just measured (its own figure where the products take several
+      // columns). A merged input's values are not at hand: the model's
+      // figure too.
       const double modelled_refresh =
           k == 1 && e.seconds > 0 ? e.refresh_seconds / e.seconds * spmv : e.refresh_seconds;
       const bool time_refresh =
