@@ -399,14 +399,19 @@ PktDevice<Scalar, ExecSpace> to_pkt(const DeviceCsr<Scalar, ExecSpace>& a, const
     p.partitioner = "cells";
     p.partition_note = part.note();
     p.partition_seconds = part.seconds;
+    // Rows grouped by part, in the caller's order within a part.
+    p.new_to_old = detail::rows_by_length(space, part.part_of, static_cast<std::int64_t>(part.part_rows.size()) - 1,
+                                          false, "kspmv::pkt::new_to_old");
   } else {
-    part.part_of = ints(Kokkos::view_alloc(space, std::string("kspmv::pkt::part_of")), n);
+    // One part: the caller's order.
     part.part_rows.assign(1, n);
     p.partitioner = "contiguous";
+    const ints order(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::new_to_old")), n);
+    Kokkos::parallel_for(
+        "kspmv::pkt::caller_order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { order(i) = static_cast<int>(i); });
+    p.new_to_old = order;
   }
-  // Rows grouped by part, in the caller's order within a part.
-  p.new_to_old = detail::rows_by_length(space, part.part_of, static_cast<std::int64_t>(part.part_rows.size()) - 1,
-                                        false, "kspmv::pkt::new_to_old");
   detail::pkt_pack(space, a, cut_parts(part.part_rows, p.packet_rows), opt, p);
   p.conversion_seconds = timer.seconds();
   return p;
