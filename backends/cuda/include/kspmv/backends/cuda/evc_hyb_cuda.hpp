@@ -159,7 +159,9 @@ struct EvcHybRefresh {
 // build puts there, so every sector written is whole. Rows wider than
 // the tile (the sub-ELL part holds rows up to evc-hyb's split, 128) go
 // through it in runs of tile_columns columns. Unroll loads are issued
-// before any is used.
+// before any is used; a warp skips those past its run (lap2d9's slices of
+// 9 entries a row took 135.8 us with 8 loads and 120.1 with 4 before it
+// did, H200).
 template <class Scalar, int Warps, int Unroll>
 __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const EvcHybRefresh<Scalar> a,
                                                                          const int tile_columns) {
@@ -199,6 +201,9 @@ __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const E
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) {
         const int at = base + 32 * u + lane;
+        row[u] = column[u] = 0;
+        v[u] = Scalar(0);
+        if (base + 32 * u >= total) continue;  // the same on all lanes: no search for loads past the run
         // The first row ending after `at`.
         int l = 0;
 #pragma unroll
@@ -275,9 +280,16 @@ template <class Scalar>
 void evc_hyb_refresh(cudaStream_t stream, const EvcHybRefresh<Scalar>& a, int widest) {
   constexpr int warps = 4;
   if (a.slices > 0 && widest > 0) {
-    // A tile as wide as the widest block, up to 32 columns (8.4 KB a warp
-    // in double).
-    const int columns = widest > 32 ? 32 : widest;
+    // A tile as wide as the widest block where that keeps a block's tile
+    // within 24 KB (23 columns in double, 32 in float), else 128 bytes a
+    // row (16 columns in double): a row wider than the tile goes through
+    // it in runs, and the smaller tile leaves room for more warps an SM.
+    // H200, the sub-ELL kernel with 16 columns against the widest block's
+    // (up to 32): FEM meshes 1.06-1.21x faster (widths 26-95), rmat-21
+    // 1.28x (128); the band of 17 diagonals 0.90x, its rows then read in
+    // two runs (docs/perf/h200-evc-refresh-lab.cu).
+    const int fit = 24 * 1024 / (warps * 33 * static_cast<int>(sizeof(Scalar)));
+    const int columns = widest <= (fit < 32 ? fit : 32) ? widest : 128 / static_cast<int>(sizeof(Scalar));
     const int shared = warps * columns * 33 * static_cast<int>(sizeof(Scalar));
     evc_hyb_refresh_ell_kernel<Scalar, warps, 8>
         <<<blocks_for(a.slices, warps), warps * 32, shared, stream>>>(a, columns);
