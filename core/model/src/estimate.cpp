@@ -182,8 +182,8 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
 // scatter in 0.5-6.3 SpMVs, median 2.0.
 // Refresh: one copy for the formats that keep the CSR order,
 // a scatter or a walk of the rows for the others (2.7 SpMVs for dia, jad
-// and ehyb, 4 for pellr); evc-hyb 1.3, the median of its CUDA kernel's
-// 0.75-1.94 on the FEM and set-up suites (H200); ell, ellr and hyb 1.7, the middle of
+// and ehyb, 4 for pellr); evc-hyb 1.2, the median of its CUDA kernel's
+// 0.60-1.71 on the FEM and set-up suites (H200); ell, ellr and hyb 1.7, the middle of
 // their tile kernel's 0.7-2.4 where an ELL is 12 wide or more and their
 // scatter's 1.6-1.7 on narrower ones (H200, tile_refresh_cuda.hpp).
 SetupDefaults setup_defaults(Format f) {
@@ -201,7 +201,7 @@ SetupDefaults setup_defaults(Format f) {
     case Format::Jad: return {2000, 0.5, 2.7};
     case Format::Pellr: return {2000, 0.5, 4.0};
     case Format::CsrMerge: return {2000, 0.5, 1.0};  // CSR's copy plus its merge-path split points
-    case Format::EvcHyb: return {2000, 0.5, 1.3};  // built along its rows like jad
+    case Format::EvcHyb: return {2000, 0.5, 1.2};  // built along its rows like jad
     // Built on the device with cells (device_partition.hpp): 7-23 ms on
     // FEM meshes of 5.6-25M entries, a refresh 2.3-2.8 SpMVs there (its
     // CUDA refresh kernel; the portable slot walk 3.6-5.7), 0.6-2.6
