@@ -68,21 +68,8 @@ int main(int argc, char** argv) {
       // Other values, none zero, in the CSR's order.
       for (std::size_t k = 0; k < h.values.size(); ++k) h.values[k] = 1.0 + 0.001 * static_cast<double>(k % 977);
       const auto nd = kspmv::upload_csr<Scalar, Space>(h);
-      kspmv::cuda_tuned::EvcHybRefresh<Scalar> a;
-      a.isplit = static_cast<int>(f.report.isplit);
-      a.slices = a.isplit / 32;
-      a.csr_rows = static_cast<int>(f.nrows - f.report.isplit);
-      a.csr_slots = static_cast<long long>(f.csr_val.extent(0));
-      a.blocks = f.ell_blocks.data();
-      a.slice_block = f.slice_block.data();
-      a.new_to_old = f.new_to_old.data();
-      a.csr_row_ptr = f.csr_row_ptr.data();
-      a.row_ptr = nd.row_ptr.data();
-      a.values = nd.values.data();
-      a.ell_val = f.ell_val.data();
-      a.csr_val = f.csr_val.data();
-      int widest = 0;
-      for (const auto& b : f.host_blocks) widest = std::max(widest, b.width);
+      const auto a = kspmv::detail::refresh_arguments(f, nd.row_ptr.data(), nd.values.data());
+      const int widest = a.widest;
       const long long nnz = h.nnz(), rows = h.nrows;
       const double bytes = 16.0 * nnz + 12.0 * rows;
       // A device copy of the bytes a refresh moves (nnz values read and written).
@@ -90,7 +77,7 @@ int main(int argc, char** argv) {
       const double copy_us = median_us([&] {
         cudaMemcpyAsync(dst.data(), src.data(), nnz * sizeof(Scalar), cudaMemcpyDeviceToDevice, 0);
       });
-      const double lib_us = median_us([&] { kspmv::cuda_tuned::evc_hyb_refresh<Scalar>(0, a, widest); });
+      const double lib_us = median_us([&] { kspmv::cuda_tuned::evc_hyb_refresh<Scalar>(0, a); });
       cudaDeviceSynchronize();
       const auto ell_ref = host_values(f.ell_val), csr_ref = host_values(f.csr_val);
       std::printf("%s: rows %lld nnz %lld sub-ELL rows %d widest %d vCSR rows %d slots %lld\n", argv[i], rows, nnz,

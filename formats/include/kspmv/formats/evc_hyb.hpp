@@ -157,6 +157,29 @@ template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const EvcHybDevice<Scalar, ExecSpace>&) {
   return true;
 }
+#if KSPMV_ENABLE_CUDA
+// What its CUDA refresh (evc_hyb_cuda.hpp, evc_hyb_refresh) reads and
+// writes: f's layout, the CSR's row offsets rp and the new values.
+template <class Scalar>
+cuda_tuned::EvcHybRefresh<Scalar> refresh_arguments(const EvcHybDevice<Scalar, Kokkos::Cuda>& f, const offset_t* rp,
+                                                    const Scalar* values) {
+  cuda_tuned::EvcHybRefresh<Scalar> a;
+  a.isplit = static_cast<int>(f.report.isplit);
+  a.slices = a.isplit / 32;
+  for (const auto& b : f.host_blocks) a.widest = std::max(a.widest, b.width);
+  a.csr_rows = static_cast<int>(f.nrows - f.report.isplit);
+  a.csr_slots = static_cast<long long>(f.csr_val.extent(0));
+  a.blocks = f.ell_blocks.data();
+  a.slice_block = f.slice_block.data();
+  a.new_to_old = f.new_to_old.data();
+  a.csr_row_ptr = f.csr_row_ptr.data();
+  a.row_ptr = rp;
+  a.values = values;
+  a.ell_val = f.ell_val.data();
+  a.csr_val = f.csr_val.data();
+  return a;
+}
+#endif
 // Its own refresh where CUDA's tuned path runs (evc_hyb_cuda.hpp,
 // evc_hyb_refresh: a warp a sub-ELL slice, its lanes reading the slice's
 // rows 32 entries a load into a tile that goes out a column at a time;
@@ -169,22 +192,7 @@ bool tuned_refresh(const ExecSpace& space, const EvcHybDevice<Scalar, ExecSpace>
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     if (f.kernel != KernelPath::Auto) return false;
-    cuda_tuned::EvcHybRefresh<Scalar> a;
-    a.isplit = static_cast<int>(f.report.isplit);
-    a.slices = a.isplit / 32;
-    a.csr_rows = static_cast<int>(f.nrows - f.report.isplit);
-    a.csr_slots = static_cast<long long>(f.csr_val.extent(0));
-    a.blocks = f.ell_blocks.data();
-    a.slice_block = f.slice_block.data();
-    a.new_to_old = f.new_to_old.data();
-    a.csr_row_ptr = f.csr_row_ptr.data();
-    a.row_ptr = rp.data();
-    a.values = values.data();
-    a.ell_val = f.ell_val.data();
-    a.csr_val = f.csr_val.data();
-    int widest = 0;
-    for (const auto& b : f.host_blocks) widest = std::max(widest, b.width);
-    cuda_tuned::evc_hyb_refresh(space.cuda_stream(), a, widest);
+    cuda_tuned::evc_hyb_refresh(space.cuda_stream(), refresh_arguments(f, rp.data(), values.data()));
     return true;
   }
 #endif

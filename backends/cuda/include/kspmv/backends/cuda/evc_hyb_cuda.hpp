@@ -139,6 +139,7 @@ template <class Scalar>
 struct EvcHybRefresh {
   int slices = 0;            // the sub-ELL part's 32-row slices
   int isplit = 0;            // its rows (slices x 32): the first vector-CSR row's sorted position
+  int widest = 0;            // the widest sub-ELL block (slots a row)
   int csr_rows = 0;          // vector-CSR rows
   long long csr_slots = 0;   // their slots, each row padded to a multiple of 32
   const int *blocks = nullptr, *slice_block = nullptr, *new_to_old = nullptr, *csr_row_ptr = nullptr;
@@ -275,10 +276,10 @@ __global__ void __launch_bounds__(256) evc_hyb_refresh_csr_kernel(const EvcHybRe
     if (s0 + 32 * g < a.csr_slots) __stcs(a.csr_val + s0 + 32 * g + lane, v[g]);
 }
 
-// widest: the widest sub-ELL block (slots a row).
 template <class Scalar>
-void evc_hyb_refresh(cudaStream_t stream, const EvcHybRefresh<Scalar>& a, int widest) {
+void evc_hyb_refresh(cudaStream_t stream, const EvcHybRefresh<Scalar>& a) {
   constexpr int warps = 4;
+  const int widest = a.widest;
   if (a.slices > 0 && widest > 0) {
     // A tile as wide as the widest block where that keeps a block's tile
     // within 24 KB (23 columns in double, 32 in float), else 128 bytes a
