@@ -313,7 +313,8 @@ TEST(Refresh, TileKernelWritesTheBitsOfAFreshBuild) {
 // sub-ELL slice through a tile, a warp a few runs of the vector-CSR
 // part's slots): value array for value array a build of the new values,
 // padding included. Rows of 61 and 101 entries in the sub-ELL part (split
-// 128) pass the tile's 32 columns; the graphs' and the hub's long rows
+// 128) pass the tile's columns (16 in double, 32 in float) and go through
+// it in runs; the graphs' and the hub's long rows
 // and the last short rows are vector CSR; empty rows; an automatic split
 // (lowered on small matrices on CUDA) and float.
 TEST(Refresh, EvcHybKernelWritesTheBitsOfAFreshBuild) {
