@@ -174,6 +174,55 @@ __device__ __forceinline__ Scalar warp_sum(Scalar v, int width = 32) {
   return v;
 }
 
+// The warp-level steps of the refresh kernels that read a slice's rows as
+// one run of entries (ehyb_cuda.hpp, evc_hyb_cuda.hpp). All 32 lanes take
+// part in each.
+
+// v summed over this lane and the lanes below it.
+__device__ __forceinline__ int warp_inclusive_sum(int v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int t = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += t;
+  }
+  return v;
+}
+
+// The first lane whose `end` passes `at`: with each lane's `end` the end
+// of its row in a run of rows laid one after another (nondecreasing over
+// the lanes), the lane whose row holds entry `at` of the run. Five
+// shuffles, a halving of the lanes each.
+__device__ __forceinline__ int warp_lane_holding(int end, int at) {
+  int l = 0;
+#pragma unroll
+  for (int d = 16; d > 0; d /= 2) {
+    const int e = __shfl_sync(0xffffffffu, end, l + d - 1);
+    if (e <= at) l += d;
+  }
+  return l;
+}
+
+// The last i in [lo, hi) with keys[i] <= key, keys nondecreasing and
+// keys[lo] <= key taken as given. The warp probes 32 places at once, so
+// a round narrows the range 32 times: a search of a million keys is four
+// rounds of one load each, where a search by halves waits on twenty loads
+// in a row.
+template <class T, class K>
+__device__ __forceinline__ int warp_last_at_or_before(const T* keys, int lo, int hi, K key) {
+  constexpr unsigned all = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  while (hi - lo > 1) {
+    const int at = lo + static_cast<int>(static_cast<long long>(lane) * (hi - lo) / 32);
+    const unsigned le = __ballot_sync(all, lane == 0 || ldg(keys + at) <= key);
+    const int t = 31 - __clz(le);  // the last probe at or before key; the next is past it
+    const int next = __shfl_sync(all, at, (t + 1) & 31);
+    lo = __shfl_sync(all, at, t);
+    if (t < 31) hi = next;
+  }
+  return lo;
+}
+
 inline unsigned blocks_for(long n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
 
 // Rows split across work units (coo's chunks, csr-merge's units): row

@@ -69,12 +69,7 @@ __global__ void __launch_bounds__(Block, MinBlocks)
     } else if (ee > eb) {  // the same on all the warp's lanes
       // The slice's extra entries are packed lane after lane: a lane's
       // first is the slice's start plus the counts of the lanes before it.
-      int before = extra;
-#pragma unroll
-      for (int d = 1; d < 32; d *= 2) {
-        const int t = __shfl_up_sync(0xffffffffu, before, d);
-        if (lane >= d) before += t;
-      }
+      const int before = warp_inclusive_sum(extra);
       sum += walked_row_dot<Step>(extra, er_col + eb + before - extra, er_val + eb + before - extra, x);
     }
     if (row) store_y(y, out, alpha, sum, beta);
@@ -189,19 +184,8 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
   Scalar* tile = reinterpret_cast<Scalar*>(ehyb_refresh_shared) + warp * tile_columns * 33;
   const int s = static_cast<int>(g);
   // The part holding slice s: the last one starting at or before it (a
-  // part may be empty).
-  // The warp probes 32 places at once, so a round narrows the range 32
-  // times (one or two rounds, where a search by halves waited on ten
-  // loads in a row before the slice's first).
-  int lo = 0, hi = a.parts;
-  while (hi - lo > 1) {
-    const int at = lo + static_cast<int>(static_cast<long long>(lane) * (hi - lo) / 32);
-    const unsigned le = __ballot_sync(all, lane == 0 || ldg(a.part_slice + at) <= s);
-    const int t = 31 - __clz(le);  // the last place at or before s; the next is past it
-    const int next = __shfl_sync(all, at, (t + 1) & 31);
-    lo = __shfl_sync(all, at, t);
-    if (t < 31) hi = next;
-  }
+  // part may be empty). One or two rounds of 32 probes.
+  const int lo = warp_last_at_or_before(a.part_slice, 0, a.parts, s);
   const int p0 = ldg(a.part_start + lo) + (s - ldg(a.part_slice + lo)) * 32;
   const int rows = min(32, ldg(a.part_start + lo + 1) - p0);
   const int p = p0 + lane;
@@ -223,22 +207,11 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
     er = ldg(a.er_start + s) + lane;
   } else {  // packed lane after lane
     const int count = lane < rows ? ldg(a.er_count + p) : 0;
-    int before = count;
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const int t = __shfl_up_sync(all, before, d);
-      if (lane >= d) before += t;
-    }
-    er = ldg(a.er_start + s) + before - count;
+    er = ldg(a.er_start + s) + warp_inclusive_sum(count) - count;
     step = 1;
   }
   // The rows' ends in the slice's run of entries.
-  int end = len;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const int t = __shfl_up_sync(all, end, d);
-    if (lane >= d) end += t;
-  }
+  const int end = warp_inclusive_sum(len);
   const int begin = end - len, total = __shfl_sync(all, end, 31);
   const long long slot0 = ldg(a.slice_offset + s);
   const unsigned below = (1u << lane) - 1u;
@@ -252,13 +225,7 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
       const int at = base + 32 * u + lane;
-      // The first row ending after `at`.
-      int l = 0;
-#pragma unroll
-      for (int d = 16; d > 0; d /= 2) {
-        const int e = __shfl_sync(all, end, l + d - 1);
-        if (e <= at) l += d;
-      }
+      const int l = warp_lane_holding(end, at);
       row[u] = l;
       const long long from = __shfl_sync(all, b, l);
       const int first = __shfl_sync(all, begin, l);

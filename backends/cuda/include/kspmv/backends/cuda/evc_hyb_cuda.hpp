@@ -189,12 +189,7 @@ __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const E
     // This run's entries of each row (its columns c0 .. c0 + columns - 1),
     // and where each row's end lies in the slice's run of them.
     const int count = max(0, min(len - c0, columns));
-    int end = count;
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const int t = __shfl_up_sync(all, end, d);
-      if (lane >= d) end += t;
-    }
+    const int end = warp_inclusive_sum(count);
     const int begin = end - count, total = __shfl_sync(all, end, 31);
     for (int base = 0; base < total; base += 32 * Unroll) {
       int row[Unroll], column[Unroll];
@@ -205,13 +200,7 @@ __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const E
         row[u] = column[u] = 0;
         v[u] = Scalar(0);
         if (base + 32 * u >= total) continue;  // the same on all lanes: no search for loads past the run
-        // The first row ending after `at`.
-        int l = 0;
-#pragma unroll
-        for (int d = 16; d > 0; d /= 2) {
-          const int e = __shfl_sync(all, end, l + d - 1);
-          if (e <= at) l += d;
-        }
+        const int l = warp_lane_holding(end, at);
         const long long from = __shfl_sync(all, b, l);
         row[u] = l;
         column[u] = at - __shfl_sync(all, begin, l);
@@ -235,22 +224,12 @@ __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const E
 // first slots, 32 probes a round; the next runs step along from it.
 template <class Scalar, int Groups>
 __global__ void __launch_bounds__(256) evc_hyb_refresh_csr_kernel(const EvcHybRefresh<Scalar> a) {
-  constexpr unsigned all = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   const long long s0 = ((static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5) * Groups * 32;
   if (s0 >= a.csr_slots) return;
   // The last row whose first slot is at most s0 (rows of no slots share
   // their first slot with the next).
-  int lo = 0, hi = a.csr_rows;
-  while (hi - lo > 1) {
-    const int at = lo + static_cast<int>(static_cast<long long>(lane) * (hi - lo) / 32);
-    const unsigned le = __ballot_sync(all, lane == 0 || ldg(a.csr_row_ptr + at) <= s0);
-    const int t = 31 - __clz(le);
-    const int next = __shfl_sync(all, at, (t + 1) & 31);
-    lo = __shfl_sync(all, at, t);
-    if (t < 31) hi = next;
-  }
-  int i = lo;
+  int i = warp_last_at_or_before(a.csr_row_ptr, 0, a.csr_rows, s0);
   long long first = ldg(a.csr_row_ptr + i), next = ldg(a.csr_row_ptr + i + 1);
   int r = ldg(a.new_to_old + a.isplit + i);
   long long b = ldg(a.row_ptr + r), len = ldg(a.row_ptr + r + 1) - b;
