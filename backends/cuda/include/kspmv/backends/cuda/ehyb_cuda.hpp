@@ -289,9 +289,16 @@ __global__ void __launch_bounds__(256) ehyb_refresh_long_kernel(const EhybRefres
 template <class Scalar>
 void ehyb_refresh(cudaStream_t stream, const EhybRefresh<Scalar>& a, long long longest, long long long_nnz) {
   constexpr int warps = 4;
-  // A tile as wide as the widest slice, up to 32 columns (8.4 KB a warp in
-  // double): narrow slices leave room for more warps an SM.
-  const int columns = static_cast<int>(longest < 1 ? 1 : longest > 32 ? 32 : longest);
+  // A tile as wide as the widest slice, up to 28 columns in double (7.4 KB
+  // a warp) and 32 in float; a row's slice entries past it are written
+  // where they lie. Narrow slices leave room for more warps an SM, and
+  // more of the SM's memory stays L1. H200, double, refresh against a
+  // tile of 32 columns: the P2 meshes 0.90-0.95x the time with 28,
+  // 0.91-0.97x with 24, 0.96-1.04x with 20, 1.04-1.16x with 16 and
+  // 1.04-1.45x with 40-64; the P1 meshes within 2%; normal rows of random
+  // columns within 1% at 16-32, 0.71x at 64 (docs/PERFORMANCE.md).
+  const long long cap = sizeof(Scalar) == 8 ? 28 : 32;
+  const int columns = static_cast<int>(longest < 1 ? 1 : longest > cap ? cap : longest);
   if (a.slices > 0) {
     const int shared = warps * columns * 33 * static_cast<int>(sizeof(Scalar));
     ehyb_refresh_kernel<Scalar, warps, 8><<<blocks_for(a.slices, warps), warps * 32, shared, stream>>>(a, columns);
