@@ -291,8 +291,10 @@ void ehyb_refresh(cudaStream_t stream, const EhybRefresh<Scalar>& a, long long l
   constexpr int warps = 4;
   // A tile as wide as the widest slice, up to 28 columns in double (7.4 KB
   // a warp) and 32 in float; a row's slice entries past it are written
-  // where they lie. Narrow slices leave room for more warps an SM, and
-  // more of the SM's memory stays L1. H200, double, refresh against a
+  // where they lie. A smaller tile leaves more of the SM's memory to L1,
+  // which the values' and extra_bits' loads read through (80 registers a
+  // thread hold an SM to 6 blocks whatever the tile; that L1 is the likely
+  // gain, not measured). H200, double, refresh against a
   // tile of 32 columns: the P2 meshes 0.90-0.95x the time with 28,
   // 0.91-0.97x with 24, 0.96-1.04x with 20, 1.04-1.16x with 16 and
   // 1.04-1.45x with 40-64; the P1 meshes within 2%; normal rows of random
