@@ -487,6 +487,24 @@ void append_positions(std::vector<WarpPick>& picks, std::vector<std::int64_t>& p
   }
 }
 
+// The entries a matrix's per-warp figures read, of a budget of
+// max_entries: a sample's error goes as the spread of the warps' figures
+// over the root of the warps read, and that spread follows the row
+// lengths', so the entries needed for a given error go as the square of
+// the lengths' coefficient of variation. The whole budget from a
+// coefficient of 1 (power-law and R-MAT graphs: at 2^18 entries within
+// 3.5% of reading every warp, at 2^16 up to 20% off on rmat:19-20), down
+// to a quarter of it for regular rows (stencils, banded and block-diagonal
+// matrices, rows of uniform and normal lengths: within 0.5% at 2^16),
+// where reading less shortens auto's set-up most (docs/PERFORMANCE.md).
+// 0 stays 0: every warp.
+std::int64_t sample_budget(std::int64_t max_entries, const RowLengthStats& rows) {
+  if (max_entries <= 0) return max_entries;
+  const double cv = rows.mean > 0 ? rows.stddev / rows.mean : 0.0;
+  const double share = std::clamp(cv * cv, 0.25, 1.0);
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(share * double(max_entries)));
+}
+
 }  // namespace
 
 PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries) {
@@ -501,8 +519,9 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
   std::optional<detail::ProfilingRegion> part(std::in_place, "kspmv::stats::picks");
   s.rows = row_length_stats_from_counts(src.length_counts, src.ncols);
   s.caller_warps = src.caller_warps;
-  auto caller_picks = pick_warps(static_cast<std::size_t>(n), src.warp_entries, max_entries / 2);
-  auto ascending_picks = pick_warps(static_cast<std::size_t>(n), ascending_warp_entries(s.rows), max_entries / 2);
+  const std::int64_t budget = sample_budget(max_entries, s.rows);
+  auto caller_picks = pick_warps(static_cast<std::size_t>(n), src.warp_entries, budget / 2);
+  auto ascending_picks = pick_warps(static_cast<std::size_t>(n), ascending_warp_entries(s.rows), budget / 2);
   std::vector<std::int64_t> positions;
   append_positions(caller_picks, positions);
   const std::size_t first_ascending = positions.size();

@@ -188,8 +188,10 @@ struct ConvertOptions {
   int expected_vectors = 1;
   // Format::Auto and mode "T"'s pick: the pattern figures that read whole
   // warps (x reuse, the cache lines a warp's loads touch) read a sample of
-  // warps holding about this many entries and weight it to stand for the
-  // rest (pattern_stats); row lengths and the other figures stay exact.
+  // warps holding about this many entries where the row lengths spread
+  // widely (their coefficient of variation 1 or more), down to a quarter
+  // of it where they are regular (pattern_stats), and weight it to stand
+  // for the rest; row lengths and the other figures stay exact.
   // On a device only the sample's rows and 4 bytes a row leave it. 0:
   // read every warp (exact; costs seconds on tens of millions of entries).
   std::int64_t auto_sample_entries = std::int64_t(1) << 18;

@@ -135,9 +135,11 @@ struct PatternStats {
 };
 // max_entries > 0: the per-warp figures (alpha, alpha_ascending,
 // sorted_row_sector_bytes, scalar_lines, adaptive_lines) read a sample of
-// warps holding about that many entries, weighted to stand for the rest
-// (every warp where the matrix holds no more); 0 reads every warp. The
-// row lengths and the figures counted over entries are always exact.
+// warps holding about that many entries times the square of the row
+// lengths' coefficient of variation, kept within [1/4, 1] (regular rows
+// need fewer for the same error), weighted to stand for the rest (every
+// warp where the matrix holds no more); 0 reads every warp. The row
+// lengths and the figures counted over entries are always exact.
 template <class Scalar>
 PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int64_t ehyb_window = 7000,
                            std::int64_t max_entries = 0);
