@@ -136,7 +136,7 @@ FormatEstimate estimate(Format f, const PatternStats& s, int tau, const ModelHar
   e.note = t.note;
   e.chain_elements = t.chain_elements;
   const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
-  const double cv = s.rows.mean > 0 ? s.rows.stddev / s.rows.mean : 0.0;
+  const double cv = s.rows.coefficient_of_variation();
   // Time to move a part's bytes at the efficiency of the format whose
   // kernel moves them.
   auto moving = [&](const TrafficPart& p) {

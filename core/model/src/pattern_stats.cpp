@@ -500,7 +500,7 @@ void append_positions(std::vector<WarpPick>& picks, std::vector<std::int64_t>& p
 // 0 stays 0: every warp.
 std::int64_t sample_budget(std::int64_t max_entries, const RowLengthStats& rows) {
   if (max_entries <= 0) return max_entries;
-  const double cv = rows.mean > 0 ? rows.stddev / rows.mean : 0.0;
+  const double cv = rows.coefficient_of_variation();
   const double share = std::clamp(cv * cv, 0.25, 1.0);
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(share * double(max_entries)));
 }

@@ -36,6 +36,8 @@ struct RowLengthStats {
   double nnz_le(std::int64_t K) const;       // NNZ(X <= K), eq. 13
   double nnz_gt(std::int64_t K) const;       // NNZ(X > K), eq. 14
   double fractile_mean() const;              // E(Q) of eq. 32: mean of the W-fractiles
+  // sigma / E(X): the rows' spread for their length (0 without entries).
+  double coefficient_of_variation() const { return mean > 0 ? stddev / mean : 0.0; }
 };
 
 // From a list of row lengths (the matrix's shape is passed for reports).
