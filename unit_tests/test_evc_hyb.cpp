@@ -230,6 +230,74 @@ TEST(Roofline, CodeBalanceAndAlphaFromPattern) {
   EXPECT_DOUBLE_EQ(x_reuse_alpha(to_csr(diag), {}, 8), 1.0);
 }
 
+// The roofline's alpha, counted independently: the distinct 32-byte x
+// sectors of each sampled warp of the sorted order (every stride-th warp,
+// as kEvcAlphaWarps and kEvcAlphaEntries give it), per entry, read from
+// the CSR through the format's own permutation.
+template <class Scalar>
+double sampled_warps_alpha(const HostCsr<Scalar>& a, const std::vector<int>& perm) {
+  const std::int64_t tau = sizeof(Scalar), per_sector = 32 / tau, n = a.nrows;
+  const std::int64_t mean = std::max<std::int64_t>(1, a.nnz() / std::max<std::int64_t>(1, n));
+  const std::int64_t warps = (n + 31) / 32;
+  const std::int64_t sampled = std::clamp<std::int64_t>(kEvcAlphaEntries / (32 * mean), 1, kEvcAlphaWarps);
+  const std::int64_t stride = std::max<std::int64_t>(1, warps / sampled);
+  std::int64_t sectors = 0, entries = 0;
+  for (std::int64_t w = 0; w < warps; w += stride) {
+    std::vector<std::int64_t> s;
+    for (std::int64_t p = 32 * w; p < std::min(n, 32 * w + 32); ++p)
+      for (offset_t k = a.row_ptr[perm[p]]; k < a.row_ptr[perm[p] + 1]; ++k) s.push_back(a.col_idx[k] / per_sector);
+    entries += static_cast<std::int64_t>(s.size());
+    std::sort(s.begin(), s.end());
+    sectors += std::unique(s.begin(), s.end()) - s.begin();
+  }
+  return entries > 0 ? double(sectors) * 32.0 / (double(tau) * double(entries)) : 0.0;
+}
+
+template <class Scalar>
+void expect_roofline_of_sorted_warps(const HostCsr<Scalar>& a, int split, const std::string& what) {
+  ConvertOptions o;
+  o.evc_split = split;
+  const auto f = to_evc_hyb<Scalar, Space>(a, o);
+  auto perm_d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+  const std::vector<int> perm(perm_d.data(), perm_d.data() + a.nrows);
+  const CodeBalance r = evc_hyb_roofline(f);
+  EXPECT_DOUBLE_EQ(r.alpha, sampled_warps_alpha(a, perm)) << what;
+  const double stored = double(f.report.ell_slots + f.report.vcsr_slots);
+  EXPECT_DOUBLE_EQ(r.beta, stored > 0 ? double(a.nnz()) / stored : 1.0) << what;
+  // Made once: a copy shares it, and a second call gives the same.
+  const auto copy = f;
+  EXPECT_EQ(copy.roofline.get(), f.roofline.get()) << what;
+  EXPECT_DOUBLE_EQ(evc_hyb_roofline(copy).alpha, r.alpha) << what;
+}
+
+// The roofline is made from the format's own slots when first asked for:
+// padding in sub-ELL blocks and vector-CSR rows left out, rows in the
+// sorted order, every warp where they are few and every stride-th warp of
+// a 20,000-row power-law graph; float and double (8 and 4 entries a
+// 32-byte sector); no entries at all.
+TEST(EvcHyb, RooflineAlphaCountsTheSortedWarpsSectors) {
+  std::vector<std::int64_t> len;
+  for (int i = 0; i < 700; ++i) len.push_back(1 + (i * 13) % 40);
+  len.push_back(900);
+  const auto mixed = with_lengths(len, 5000);
+  for (int split : {128, 32}) {
+    const std::string at = ", split " + std::to_string(split);
+    expect_roofline_of_sorted_warps(mixed, split, "mixed lengths" + at);
+    expect_roofline_of_sorted_warps(generate<double>("lap2d:60"), split, "lap2d:60" + at);
+    expect_roofline_of_sorted_warps(generate<float>("lap2d:60"), split, "lap2d:60 float" + at);
+    expect_roofline_of_sorted_warps(generate<double>("powerlaw:20000:9:seed=3"), split, "powerlaw" + at);
+    expect_roofline_of_sorted_warps(generate<float>("powerlaw:20000:9:seed=3"), split, "powerlaw float" + at);
+  }
+  expect_roofline_of_sorted_warps(with_lengths(std::vector<std::int64_t>(70, 0), 10), 128, "no entries");
+  // The Matrix's properties print it.
+  const auto m = Matrix<double>::convert(mixed, Format::EvcHyb);
+  const auto f = to_evc_hyb<double, Space>(mixed);
+  char want[32];
+  std::snprintf(want, sizeof want, "(alpha %.3f,", evc_hyb_roofline(f).alpha);
+  EXPECT_NE(props(m)["code_balance_bytes_per_flop"].find(want), std::string::npos)
+      << props(m)["code_balance_bytes_per_flop"];
+}
+
 // evc-hyb §3.3's profile modes compute what they claim: x constant -> A·1,
 // A constant -> pattern(A)·x, both -> the stored slots of each row (at
 // least its length, at most its block's width or 31 padded slots), in caller order, on both kernel
