@@ -75,9 +75,9 @@ struct EvcHybReport {
 namespace detail {
 // The roofline once made, shared by a format's copies (they share its
 // pattern): kspmv info and the benchmark ask for it, a solver never does,
-// so no conversion pays for it (0.66 ms of each of auto's evc-hyb
-// candidates on real matrices of up to 1.2M entries, about 40% of their
-// conversion, on an H200).
+// so no conversion pays for it (on an H200, making it at conversion took
+// conversions about 1.9x as long on real matrices of up to 1.2M entries,
+// 1.3-1.6x on the FEM and validation suites).
 struct EvcRooflineOnce {
   std::once_flag made;
   CodeBalance value;
