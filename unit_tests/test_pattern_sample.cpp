@@ -160,6 +160,40 @@ TEST(PatternSample, StandsForTheWholeMatrix) {
   }
 }
 
+// The per-warp figures are sums over warps of whole numbers, so cutting
+// a pick into host tasks (pattern_stats: 1,024 positions) gives them to
+// the bit: where every warp is read (one pick an order, the case the cut
+// is for) and where a sample is read. Rows of lengths 0-300 in the
+// ascending order change csr-adaptive's threads per row at positions no
+// multiple of 32, where its warps begin off the 32-row grid.
+TEST(PatternSample, FiguresAreTheSameWhateverTheTasksCut) {
+  const auto& hw = default_model();
+  std::vector<std::pair<std::string, HostCsr<double>>> cases;
+  for (const char* spec : {"uniform:6000:0:300", "powerlaw:20000:8", "lap2d:70"}) cases.emplace_back(spec, generate<double>(spec));
+  cases.emplace_back("empty rows", with_empty_rows());
+  for (const auto& [name, a] : cases) {
+    const PatternStats exact = pattern_stats(a, 8, hw);
+    for (const std::int64_t budget : {std::int64_t(0), std::int64_t(30000)}) {
+      std::int64_t fetched = 0;
+      const PatternSource src = counting_source(a, exact, fetched);
+      const PatternStats whole = detail::pattern_stats_in_runs(src, 8, budget, std::size_t(1) << 40);
+      for (const std::size_t run : {std::size_t(1), std::size_t(32), std::size_t(64), std::size_t(100), std::size_t(1024)}) {
+        SCOPED_TRACE(name + ", budget " + std::to_string(budget) + ", run " + std::to_string(run));
+        const PatternStats cut = detail::pattern_stats_in_runs(src, 8, budget, run);
+        EXPECT_EQ(cut.alpha, whole.alpha);
+        EXPECT_EQ(cut.alpha_ascending, whole.alpha_ascending);
+        EXPECT_EQ(cut.sorted_row_sector_bytes, whole.sorted_row_sector_bytes);
+        EXPECT_EQ(cut.scalar_lines, whole.scalar_lines);
+        EXPECT_EQ(cut.adaptive_lines, whole.adaptive_lines);
+      }
+      if (budget == 0) {  // and pattern_stats's own cut
+        EXPECT_EQ(pattern_stats(src, 8, 0).adaptive_lines, whole.adaptive_lines);
+        EXPECT_EQ(exact.adaptive_lines, whole.adaptive_lines);
+      }
+    }
+  }
+}
+
 // Rows of regular lengths read a quarter of the budget; rows whose
 // lengths spread as widely as their mean read all of it (a sample's error
 // grows with that spread).

@@ -126,6 +126,17 @@ double sorted_row_sectors(const Rows& rows, std::size_t p0, std::size_t p1, int 
 // 2-4M-row power-law and R-MAT graphs, where counting every load was most
 // of the figures' host time.
 constexpr std::int64_t kLoadsCounted = 256;
+// Where the warp that warp_load_lines forms at position p (< p1) ends: up
+// to 32 / tpr consecutive rows of one tpr, or the one row whose tpr passes
+// 32 (its lanes then take 32-lane shares of it).
+template <class Rows, class TprOf>
+std::size_t warp_rows_end(const Rows& rows, std::size_t p, std::size_t p1, const TprOf& tpr_of) {
+  const std::int64_t t = tpr_of(rows[p]);
+  if (t > 32) return p + 1;
+  std::size_t q = p + 1;
+  while (q < p1 && q < p + static_cast<std::size_t>(32 / t) && tpr_of(rows[q]) == t) ++q;
+  return q;
+}
 template <class Rows, class TprOf>
 double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const TprOf& tpr_of, int scalar_bytes,
                        DistinctCounter& distinct_of) {
@@ -174,12 +185,8 @@ double warp_load_lines(const Rows& rows, std::size_t p0, std::size_t p1, const T
     lanes.clear();
     held.clear();
     if (t <= 32) {
-      std::size_t q = p;
-      for (; q < p1 && q < p + static_cast<std::size_t>(32 / t); ++q) {
-        const RowRef r = q == p ? first : rows[q];
-        if (tpr_of(r) != t) break;
-        held.push_back(r);
-      }
+      const std::size_t q = warp_rows_end(rows, p, p1, tpr_of);
+      for (std::size_t r = p; r < q; ++r) held.push_back(r == p ? first : rows[r]);
       for (const RowRef& r : held)
         for (std::int64_t o = 0; o < t; ++o) lanes.push_back({r.begin + o, r.end, &r});
       warp(t);
@@ -399,12 +406,19 @@ void for_each_task(std::size_t count, unsigned threads, const Task& task) {
   FigureWorkers::instance().run(count, threads > 1 ? threads - 1 : 0, each);
 }
 
-// The per-warp figures over the picked warps of each order, the picks
-// spread over the host's cores where they hold enough entries to pay for
-// the threads.
+// The per-warp figures over the picked warps of each order, spread over
+// the host's cores where they hold enough entries to pay for the threads.
+// A task is one figure over a piece of one pick: a pick is one warp where
+// the figures sample, but the whole order where they read every warp, and
+// as one task a figure of a whole order ran on one thread (a small
+// matrix's figures on 5 of 16 cores: docs/PERFORMANCE.md). So a pick is
+// cut into pieces of about run_positions positions, each cut where a warp
+// of that figure begins: the figures are sums over warps of whole numbers
+// (sectors, lines, loads), so the pieces' sums are the pick's to the bit.
 template <class Rows>
 void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPick>& caller_picks, const Rows& ascending,
-                  const std::vector<WarpPick>& ascending_picks, int scalar_bytes, std::int64_t entries) {
+                  const std::vector<WarpPick>& ascending_picks, int scalar_bytes, std::int64_t entries,
+                  std::size_t run_positions) {
   // csr-adaptive walks its rows stably sorted by ascending length, EVC-HYB
   // by ascending length too (ties by first column; the stable order stands
   // in for it): their x sectors per warp, and csr-adaptive's row_ptr,
@@ -415,49 +429,75 @@ void warp_figures(PatternStats& s, const Rows& caller, const std::vector<WarpPic
   const auto adaptive_tpr = [block](const RowRef& r) {
     return std::int64_t(std::min(block, tpr_for_length(r.length(), block)));
   };
+  const auto scalar_tpr = [](const RowRef&) { return std::int64_t(1); };  // csr-scalar: a lane a row
   const std::size_t nc = caller_picks.size();
-  std::vector<std::array<double, 3>> per_pick(nc + ascending_picks.size());
+  const std::size_t run = std::max<std::size_t>(32, run_positions / 32 * 32);
+  struct Task {
+    std::size_t pick;  // caller's picks first, then the ascending order's
+    int figure;        // x sectors; csr-scalar's lines or csr-adaptive's row sectors; csr-adaptive's lines
+    std::size_t first, last;
+    std::int64_t held;  // entries of rows [first, last)
+  };
+  std::vector<Task> tasks;
+  for (std::size_t t = 0; t < nc + ascending_picks.size(); ++t) {
+    const WarpPick& w = t < nc ? caller_picks[t] : ascending_picks[t - nc];
+    const Rows& rows = t < nc ? caller : ascending;
+    const int figures = t < nc ? 2 : 3;
+    if (w.last - w.first <= run) {  // a sampled warp: a task a figure, nothing cut
+      std::int64_t held = 0;
+      for (std::size_t p = w.first; p < w.last; ++p) held += rows[p].length();
+      for (int figure = 0; figure < figures; ++figure) tasks.push_back({t, figure, w.first, w.last, held});
+      continue;
+    }
+    for (int figure = 0; figure < figures; ++figure) {
+      for (std::size_t a = w.first; a < w.last;) {
+        // Every figure's warps but csr-adaptive's lines' start 32
+        // positions apart from the pick's first (csr-scalar's lines too:
+        // 32 rows of one lane each); those follow warp_rows_end.
+        std::size_t b = std::min(w.last, a + run);
+        if (figure == 2)
+          for (b = a; b < w.last && b - a < run;) b = warp_rows_end(rows, b, w.last, adaptive_tpr);
+        std::int64_t held = 0;
+        for (std::size_t p = a; p < b; ++p) held += rows[p].length();
+        tasks.push_back({t, figure, a, b, held});
+        a = b;
+      }
+    }
+  }
   constexpr std::int64_t kEntriesPerThread = 8192;
   const unsigned threads = static_cast<unsigned>(std::clamp<std::int64_t>(
       std::min<std::int64_t>(std::thread::hardware_concurrency(), 16), 1, std::max<std::int64_t>(1, entries / kEntriesPerThread)));
-  // A task a figure of a pick (x sectors, then csr-scalar's lines or
-  // csr-adaptive's row sectors and lines), the heaviest picks' first: a
-  // warp of hubs can hold most of the sample (493,000 of a power-law
-  // graph's entries in one warp of the ascending order), and its figures
-  // started last, or one after another on one thread, would run alone
-  // after the rest.
-  std::vector<std::pair<std::int64_t, std::size_t>> heaviest(per_pick.size());
-  for (std::size_t t = 0; t < per_pick.size(); ++t) {
-    const WarpPick& w = t < nc ? caller_picks[t] : ascending_picks[t - nc];
-    const Rows& rows = t < nc ? caller : ascending;
-    std::int64_t held = 0;
-    for (std::size_t p = w.first; p < w.last; ++p) held += rows[p].length();
-    heaviest[t] = {-held, t};
-  }
+  // The heaviest tasks first: a warp of hubs can hold most of the sample
+  // (493,000 of a power-law graph's entries in one warp of the ascending
+  // order), and its figures started last, or one after another on one
+  // thread, would run alone after the rest.
+  std::vector<std::pair<std::int64_t, std::size_t>> heaviest(tasks.size());
+  for (std::size_t k = 0; k < tasks.size(); ++k) heaviest[k] = {-tasks[k].held, k};
   std::sort(heaviest.begin(), heaviest.end());
-  for_each_task(3 * per_pick.size(), threads, [&](std::size_t task) {
-    const std::size_t t = heaviest[task / 3].second;
-    const int figure = static_cast<int>(task % 3);
+  std::vector<double> out(tasks.size(), 0.0);
+  for_each_task(tasks.size(), threads, [&](std::size_t order) {
+    const std::size_t k = heaviest[order].second;
+    const Task& task = tasks[k];
     thread_local DistinctCounter distinct;
-    double& out = per_pick[t][static_cast<std::size_t>(figure)];
-    if (t < nc) {
-      const WarpPick& w = caller_picks[t];
-      // csr-scalar: a lane per row, the caller's order.
-      if (figure == 0)
-        out = x_sectors(caller, w.first, w.last, scalar_bytes, distinct);
-      else if (figure == 1)
-        out = warp_load_lines(caller, w.first, w.last, [](const RowRef&) { return std::int64_t(1); }, scalar_bytes,
-                              distinct);  // its third figure stays 0
-    } else {
-      const WarpPick& w = ascending_picks[t - nc];
-      if (figure == 0)
-        out = x_sectors(ascending, w.first, w.last, scalar_bytes, distinct);
-      else if (figure == 1)
-        out = sorted_row_sectors(ascending, w.first, w.last, scalar_bytes);
+    if (task.pick < nc) {
+      if (task.figure == 0)
+        out[k] = x_sectors(caller, task.first, task.last, scalar_bytes, distinct);
       else
-        out = warp_load_lines(ascending, w.first, w.last, adaptive_tpr, scalar_bytes, distinct);
+        out[k] = warp_load_lines(caller, task.first, task.last, scalar_tpr, scalar_bytes, distinct);
+    } else {
+      if (task.figure == 0)
+        out[k] = x_sectors(ascending, task.first, task.last, scalar_bytes, distinct);
+      else if (task.figure == 1)
+        out[k] = sorted_row_sectors(ascending, task.first, task.last, scalar_bytes);
+      else
+        out[k] = warp_load_lines(ascending, task.first, task.last, adaptive_tpr, scalar_bytes, distinct);
     }
   });
+  // Each pick's figures, its pieces summed in position order (csr-scalar's
+  // third figure stays 0).
+  std::vector<std::array<double, 3>> per_pick(nc + ascending_picks.size(), {0.0, 0.0, 0.0});
+  for (std::size_t k = 0; k < tasks.size(); ++k)
+    per_pick[tasks[k].pick][static_cast<std::size_t>(tasks[k].figure)] += out[k];
   double sectors = 0, sectors_asc = 0, row_sectors = 0, scalar_lines = 0, adaptive_lines = 0;
   for (std::size_t t = 0; t < nc; ++t) {
     sectors += caller_picks[t].weight * per_pick[t][0];
@@ -508,6 +548,14 @@ std::int64_t sample_budget(std::int64_t max_entries, const RowLengthStats& rows)
 }  // namespace
 
 PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries) {
+  // 1,024 positions: 32 warps, tens of thousands of entries on rows of
+  // tens; the per-warp figures of a small matrix read whole in as many
+  // tasks as it holds 1,024 rows.
+  return detail::pattern_stats_in_runs(src, scalar_bytes, max_entries, 1024);
+}
+
+PatternStats detail::pattern_stats_in_runs(const PatternSource& src, int scalar_bytes, std::int64_t max_entries,
+                                           std::size_t run_positions) {
   const std::int64_t n = src.nrows;
   std::int64_t counted = 0;
   for (const std::int64_t c : src.length_counts) counted += c > 0 ? c : 0;
@@ -540,7 +588,7 @@ PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int6
                                " columns for " + std::to_string(positions.size()) + " positions");
   const FetchedRows rows{&fetched};
   part.emplace("kspmv::stats::per_warp");
-  warp_figures(s, rows, caller_picks, rows, ascending_picks, scalar_bytes, f.local.back());
+  warp_figures(s, rows, caller_picks, rows, ascending_picks, scalar_bytes, f.local.back(), run_positions);
   s.diagonals = src.diagonals;
   s.ehyb_window = std::max<std::int64_t>(1, src.ehyb_window);
   s.ehyb_in_part = s.rows.nnz ? double(src.in_window) / double(s.rows.nnz) : 1.0;

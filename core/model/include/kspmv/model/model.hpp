@@ -176,6 +176,13 @@ struct PatternSource {
       fetch_rows;
 };
 PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries);
+namespace detail {
+// pattern_stats(src, ...) with each per-warp figure of a pick cut into
+// host tasks of about run_positions positions (pattern_stats: 1,024). The
+// figures are the same to the bit whatever the cut; the tests check it.
+PatternStats pattern_stats_in_runs(const PatternSource& src, int scalar_bytes, std::int64_t max_entries,
+                                   std::size_t run_positions);
+}  // namespace detail
 
 struct FormatEstimate {
   Format format;
