@@ -213,6 +213,58 @@ TEST(EvcHyb, InternalOrderIsSortedByLengthThenFirstColumn) {
   }
 }
 
+// The vector-CSR part is planned on the device (a scan of its padded
+// lengths that marks where each threads-per-row class ends): its offsets
+// and ranges are the host rule's (tpr_ranges over the sorted lengths) on
+// rows of every class, on a matrix with no vector-CSR rows and on one
+// whose rows are all there.
+TEST(EvcHyb, VectorCsrPlanMatchesTheHostRule) {
+  using D = EvcHybDevice<double, Space>;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> cases;
+  {
+    std::vector<std::int64_t> len(45, 3);  // one slice, 13 short rows left for the vector CSR
+    for (std::int64_t l : {129, 200, 256, 257, 300, 512, 513, 1024, 1025, 2048, 2049, 5000})
+      len.insert(len.end(), 3, l);
+    Rng rng(21);
+    for (std::size_t i = len.size() - 1; i > 0; --i)
+      std::swap(len[i], len[static_cast<std::size_t>(rng.uniform() * double(i + 1))]);
+    cases.push_back({"every class", len});
+  }
+  cases.push_back({"no vector-CSR rows", std::vector<std::int64_t>(64, 7)});
+  cases.push_back({"every row vector CSR", {0, 5, 40, 1, 130, 9, 64, 2, 3, 31}});
+  for (const auto& [what, len] : cases) {
+    SCOPED_TRACE(what);
+    const auto a = with_lengths(len, 6000);
+    ConvertOptions paper = kspmv_test::test_options();
+    paper.evc_split = 128;
+    const auto f = to_evc_hyb<double, Space>(a, paper);
+    auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+    auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_row_ptr);
+    const std::int64_t isplit = f.report.isplit, ncsr = a.nrows - isplit;
+    ASSERT_EQ(static_cast<std::int64_t>(row_ptr.extent(0)), ncsr + 1);
+    std::vector<std::int64_t> clen;
+    std::int64_t slots = 0;
+    for (std::int64_t q = 0; q < ncsr; ++q) {
+      clen.push_back(a.row_length(perm(isplit + q)));
+      ASSERT_EQ(row_ptr(q), slots) << "row " << q;
+      slots += (clen.back() + 31) / 32 * 32;
+    }
+    EXPECT_EQ(row_ptr(ncsr), slots);
+    EXPECT_EQ(f.report.vcsr_slots, slots);
+    EXPECT_EQ(static_cast<std::int64_t>(f.csr_val.extent(0)), slots);
+    const auto want = tpr_ranges(clen, D::team_lanes, 32);
+    ASSERT_EQ(f.host_ranges.size(), want.size());
+    for (std::size_t r = 0; r < want.size(); ++r) {
+      EXPECT_EQ(f.host_ranges[r].tpr, want[r].tpr) << "range " << r;
+      EXPECT_EQ(f.host_ranges[r].begin, want[r].begin) << "range " << r;
+      EXPECT_EQ(f.host_ranges[r].end, want[r].end) << "range " << r;
+      EXPECT_EQ(f.host_ranges[r].first_block, want[r].first_block) << "range " << r;
+      EXPECT_EQ(f.host_ranges[r].blocks, want[r].blocks) << "range " << r;
+    }
+    check_both_kernels(a, Format::EvcHyb, what);
+  }
+}
+
 TEST(Roofline, CodeBalanceAndAlphaFromPattern) {
   // The paper's double-precision form: TBytes = (12/beta + 8 alpha) NNZ + 16 N.
   const auto c = code_balance(1000, 1250, 100, 8, 0.5);
