@@ -11,29 +11,22 @@ __device__ __forceinline__ long long find_row(const long long* starts, long long
   while (hi - lo > 1) { long long mid = (lo + hi) / 2; if (starts[mid] <= t) lo = mid; else hi = mid; }
   return lo;
 }
-// the current pattern: a thread a 32-entry segment found by a binary search of the task starts
-__global__ void seg_fill(const long long* starts, long long n, long long tasks, const long long* rp, const int* perm,
-                         const int* cptr, const int* col, const double* val, int* ccol, double* cval) {
-  long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (t >= tasks) return;
-  long long r = find_row(starts, n, t);
-  long long b = rp[perm[r]], e = rp[perm[r] + 1];
-  long long k0 = b + (t - starts[r]) * 32, k1 = k0 + 32 < e ? k0 + 32 : e;
-  long long base = cptr[r] - b;
-  for (long long k = k0; k < k1; ++k) { ccol[base + k] = col[k]; cval[base + k] = val[k]; }
-}
-// the same with restrict pointers (no aliasing assumed)
-__global__ void seg_fill_r(const long long* __restrict__ starts, long long n, long long tasks, const long long* __restrict__ rp,
-                           const int* __restrict__ perm, const int* __restrict__ cptr, const int* __restrict__ col,
-                           const double* __restrict__ val, int* __restrict__ ccol, double* __restrict__ cval) {
-  long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (t >= tasks) return;
-  long long r = find_row(starts, n, t);
-  long long b = rp[perm[r]], e = rp[perm[r] + 1];
-  long long k0 = b + (t - starts[r]) * 32, k1 = k0 + 32 < e ? k0 + 32 : e;
-  long long base = cptr[r] - b;
-  for (long long k = k0; k < k1; ++k) { ccol[base + k] = col[k]; cval[base + k] = val[k]; }
-}
+// the current pattern: a thread a 32-entry segment found by a binary search of the task
+// starts; seg_fill with plain pointers, seg_fill_r with restrict ones (no aliasing assumed)
+#define SEGMENT_FILL(NAME, R)                                                                                   \
+  __global__ void NAME(const long long* R starts, long long n, long long tasks, const long long* R rp,            \
+                       const int* R perm, const int* R cptr, const int* R col, const double* R val, int* R ccol,  \
+                       double* R cval) {                                                                          \
+    long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                              \
+    if (t >= tasks) return;                                                                                      \
+    long long r = find_row(starts, n, t);                                                                        \
+    long long b = rp[perm[r]], e = rp[perm[r] + 1];                                                              \
+    long long k0 = b + (t - starts[r]) * 32, k1 = k0 + 32 < e ? k0 + 32 : e;                                     \
+    long long base = cptr[r] - b;                                                                                \
+    for (long long k = k0; k < k1; ++k) { ccol[base + k] = col[k]; cval[base + k] = val[k]; }                    \
+  }
+SEGMENT_FILL(seg_fill, )
+SEGMENT_FILL(seg_fill_r, __restrict__)
 // a warp a row, lanes 32 entries apart (coalesced), padding written too
 __global__ void warp_fill(long long n, const long long* __restrict__ rp, const int* __restrict__ perm, const int* __restrict__ cptr,
                           const int* __restrict__ col, const double* __restrict__ val, int* __restrict__ ccol, double* __restrict__ cval) {
