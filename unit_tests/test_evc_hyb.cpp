@@ -265,6 +265,43 @@ TEST(EvcHyb, VectorCsrPlanMatchesTheHostRule) {
   }
 }
 
+// The vector-CSR part holds each sorted row's entries in the CSR's order
+// at the row's offset, then column -1 and value 0 up to the next offset
+// (the fill writes the padding too), on rows of many lengths, empty ones
+// and one long enough to span many of the fill's runs.
+TEST(EvcHyb, VectorCsrSlotsHoldTheRowThenPadding) {
+  std::vector<std::int64_t> len(20, 2);
+  for (std::int64_t l : {0, 0, 129, 130, 160, 161, 300, 1023, 1024, 1025, 4000}) len.push_back(l);
+  Rng rng(33);
+  for (std::size_t i = len.size() - 1; i > 0; --i)
+    std::swap(len[i], len[static_cast<std::size_t>(rng.uniform() * double(i + 1))]);
+  const auto a = with_lengths(len, 9000);
+  ConvertOptions paper = kspmv_test::test_options();
+  paper.evc_split = 128;
+  const auto f = to_evc_hyb<double, Space>(a, paper);
+  auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
+  auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_row_ptr);
+  auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_col);
+  auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_val);
+  const std::int64_t isplit = f.report.isplit, ncsr = a.nrows - isplit;
+  ASSERT_EQ(isplit, 0);  // 22 short rows: no whole slice
+  for (std::int64_t q = 0; q < ncsr; ++q) {
+    const auto r = perm(isplit + q);
+    const std::int64_t b = a.row_ptr[r], l = a.row_length(r), s0 = row_ptr(q), s1 = row_ptr(q + 1);
+    ASSERT_EQ(s1 - s0, (l + 31) / 32 * 32) << "row " << q;
+    for (std::int64_t k = 0; k < s1 - s0; ++k) {
+      if (k < l) {
+        ASSERT_EQ(col(s0 + k), a.col_idx[b + k]) << "row " << q << " entry " << k;
+        ASSERT_EQ(val(s0 + k), a.values[b + k]) << "row " << q << " entry " << k;
+      } else {
+        ASSERT_EQ(col(s0 + k), -1) << "row " << q << " padding " << k;
+        ASSERT_EQ(val(s0 + k), 0.0) << "row " << q << " padding " << k;
+      }
+    }
+  }
+  check_both_kernels(a, Format::EvcHyb, "vector-CSR slots");
+}
+
 TEST(Roofline, CodeBalanceAndAlphaFromPattern) {
   // The paper's double-precision form: TBytes = (12/beta + 8 alpha) NNZ + 16 N.
   const auto c = code_balance(1000, 1250, 100, 8, 0.5);
