@@ -25,6 +25,31 @@ HostCsr<double> with_lengths(const std::vector<std::int64_t>& len, ordinal_t nco
   return to_csr(c);
 }
 
+// The lengths in a random order (the conversions sort the rows).
+std::vector<std::int64_t> shuffled(std::vector<std::int64_t> len, std::uint64_t seed) {
+  Rng rng(seed);
+  for (std::size_t i = len.size() - 1; i > 0; --i)
+    std::swap(len[i], len[static_cast<std::size_t>(rng.uniform() * double(i + 1))]);
+  return len;
+}
+
+// evc-hyb at the paper's split (128), with its sorted order and its
+// vector-CSR part's offsets copied to the host.
+struct PaperEvcHyb {
+  EvcHybDevice<double, Space> f;
+  decltype(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old)) perm;
+  decltype(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_row_ptr)) row_ptr;
+};
+PaperEvcHyb paper_evc_hyb(const HostCsr<double>& a) {
+  ConvertOptions paper = kspmv_test::test_options();
+  paper.evc_split = 128;
+  PaperEvcHyb e;
+  e.f = to_evc_hyb<double, Space>(a, paper);
+  e.perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), e.f.new_to_old);
+  e.row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), e.f.csr_row_ptr);
+  return e;
+}
+
 std::map<std::string, std::string> props(const Matrix<double>& m) {
   const auto p = m.properties();
   return {p.begin(), p.end()};
@@ -101,10 +126,7 @@ TEST(EvcHyb, ManyBlocksAndEveryTprRange) {
   std::vector<std::int64_t> len;
   for (std::int64_t w = 0; w <= 128; ++w) len.insert(len.end(), 40, w);
   for (std::int64_t l : {300, 600, 1200, 2500}) len.push_back(l);
-  Rng rng(9);
-  for (std::size_t i = len.size() - 1; i > 0; --i)  // shuffled: the conversions sort
-    std::swap(len[i], len[static_cast<std::size_t>(rng.uniform() * double(i + 1))]);
-  const auto a = with_lengths(len, 20000);
+  const auto a = with_lengths(shuffled(len, 9), 20000);
   ConvertOptions paper = kspmv_test::test_options();
   paper.evc_split = 128;
   const auto evc = to_evc_hyb<double, Space>(a, paper);
@@ -225,21 +247,14 @@ TEST(EvcHyb, VectorCsrPlanMatchesTheHostRule) {
     std::vector<std::int64_t> len(45, 3);  // one slice, 13 short rows left for the vector CSR
     for (std::int64_t l : {129, 200, 256, 257, 300, 512, 513, 1024, 1025, 2048, 2049, 5000})
       len.insert(len.end(), 3, l);
-    Rng rng(21);
-    for (std::size_t i = len.size() - 1; i > 0; --i)
-      std::swap(len[i], len[static_cast<std::size_t>(rng.uniform() * double(i + 1))]);
-    cases.push_back({"every class", len});
+    cases.push_back({"every class", shuffled(len, 21)});
   }
   cases.push_back({"no vector-CSR rows", std::vector<std::int64_t>(64, 7)});
   cases.push_back({"every row vector CSR", {0, 5, 40, 1, 130, 9, 64, 2, 3, 31}});
   for (const auto& [what, len] : cases) {
     SCOPED_TRACE(what);
     const auto a = with_lengths(len, 6000);
-    ConvertOptions paper = kspmv_test::test_options();
-    paper.evc_split = 128;
-    const auto f = to_evc_hyb<double, Space>(a, paper);
-    auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
-    auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_row_ptr);
+    const auto [f, perm, row_ptr] = paper_evc_hyb(a);
     const std::int64_t isplit = f.report.isplit, ncsr = a.nrows - isplit;
     ASSERT_EQ(static_cast<std::int64_t>(row_ptr.extent(0)), ncsr + 1);
     std::vector<std::int64_t> clen;
@@ -272,15 +287,8 @@ TEST(EvcHyb, VectorCsrPlanMatchesTheHostRule) {
 TEST(EvcHyb, VectorCsrSlotsHoldTheRowThenPadding) {
   std::vector<std::int64_t> len(20, 2);
   for (std::int64_t l : {0, 0, 129, 130, 160, 161, 300, 1023, 1024, 1025, 4000}) len.push_back(l);
-  Rng rng(33);
-  for (std::size_t i = len.size() - 1; i > 0; --i)
-    std::swap(len[i], len[static_cast<std::size_t>(rng.uniform() * double(i + 1))]);
-  const auto a = with_lengths(len, 9000);
-  ConvertOptions paper = kspmv_test::test_options();
-  paper.evc_split = 128;
-  const auto f = to_evc_hyb<double, Space>(a, paper);
-  auto perm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.new_to_old);
-  auto row_ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_row_ptr);
+  const auto a = with_lengths(shuffled(len, 33), 9000);
+  const auto [f, perm, row_ptr] = paper_evc_hyb(a);
   auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_col);
   auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.csr_val);
   const std::int64_t isplit = f.report.isplit, ncsr = a.nrows - isplit;
