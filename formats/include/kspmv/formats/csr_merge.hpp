@@ -346,8 +346,8 @@ CsrDevice<Scalar, ExecSpace> csr_column_panels(const ExecSpace& space, const Dev
   const auto col = c.col_idx;
   const auto val = c.values;
   const auto src_rp = a.row_ptr;
-  const auto src_col = a.col_idx;
-  const auto src_val = a.values;
+  const auto src_col = detail::read_only(a.col_idx);
+  const auto src_val = detail::read_only(a.values);
   Kokkos::parallel_for(
       "kspmv::csr_merge::panel_counts", Kokkos::RangePolicy<ExecSpace>(space, 0, stride),
       KOKKOS_LAMBDA(const std::int64_t i) {

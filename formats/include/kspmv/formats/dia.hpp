@@ -70,7 +70,7 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
   const std::int64_t shift = std::int64_t(a.nrows) - 1, span = std::int64_t(a.nrows) + a.ncols;
   Kokkos::View<int*, M> used(Kokkos::view_alloc(space, "kspmv::dia::used"), span);
   const auto rp = a.row_ptr;
-  const auto col = a.col_idx;
+  const auto col = detail::read_only(a.col_idx);
   Kokkos::parallel_for(
       "kspmv::dia::mark", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
         // A plain read first: on a stencil every row hits the same few
@@ -116,7 +116,7 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
   const auto data = d.data;
   const auto mask = d.row_diagonals;
   const int words = d.mask_words;
-  const auto val = a.values;
+  const auto val = detail::read_only(a.values);
   Kokkos::parallel_for(
       "kspmv::dia::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows), KOKKOS_LAMBDA(const int i) {
         // Columns ascend in a row, so its diagonals do: a word at a time.

@@ -543,8 +543,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   if (opt.progress) opt.progress("reordering (on the device)", 0.0);
   const auto part_of = part.part_of;
   const auto row_ptr = a.row_ptr;
-  const auto col_idx = a.col_idx;
-  const auto values = a.values;
+  const auto col_idx = detail::read_only(a.col_idx);
+  const auto values = detail::read_only(a.values);
   const std::int64_t long_row = opt.ehyb_long_row;
   // Each row's entries in its part and outside it (none for a long row,
   // whose entries all go to the long-row CSR).

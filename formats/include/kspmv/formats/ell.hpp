@@ -79,8 +79,8 @@ EllDevice<Scalar, ExecSpace> build_ell(const DeviceCsr<Scalar, ExecSpace>& a, st
   const auto idx = e.indices;
   const auto val = e.values;
   const auto row_ptr = a.row_ptr;
-  const auto col = a.col_idx;
-  const auto src = a.values;
+  const auto col = detail::read_only(a.col_idx);
+  const auto src = detail::read_only(a.values);
   const int width = e.width;
   Kokkos::parallel_reduce(
       "kspmv::ell::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows),

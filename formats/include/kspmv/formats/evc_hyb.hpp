@@ -214,12 +214,14 @@ bool tuned_refresh(const ExecSpace& space, const EvcHybDevice<Scalar, ExecSpace>
   (void)space, (void)f, (void)rp, (void)values;
   return false;
 }
-// The fill's step: a slot below ell_slots is in the sub-ELL part.
+// The fill's step: a slot below ell_slots is in the sub-ELL part. The
+// CSR is read through the read-only path (read_only, device_util.hpp).
 template <class Scalar, class ExecSpace>
 struct EvcHybFill {
   using memory_space = typename ExecSpace::memory_space;
-  Kokkos::View<const int*, memory_space> col;
-  Kokkos::View<const Scalar*, memory_space> src;
+  using random_access = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+  Kokkos::View<const int*, memory_space, random_access> col;
+  Kokkos::View<const Scalar*, memory_space, random_access> src;
   Kokkos::View<int*, memory_space> ell_col, csr_col;
   Kokkos::View<Scalar*, memory_space> ell_val, csr_val;
   std::int64_t ell_slots = 0;
@@ -460,22 +462,59 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   d.slice_block = detail::upload<int, M>(slice_block, "kspmv::evc_hyb::slice_block");
   d.ell_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::ell_col")), slots);
   d.ell_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::evc_hyb::ell_val")), slots);
+  // The vector-CSR slots are all written by its fill below, padding included.
   d.csr_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::csr_col")),
                                     csr_slots);
-  d.csr_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::evc_hyb::csr_val")), csr_slots);
+  d.csr_val = Kokkos::View<Scalar*, M>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::csr_val")), csr_slots);
   Kokkos::deep_copy(space, d.ell_col, -1);
-  Kokkos::deep_copy(space, d.csr_col, -1);
   d.longest = longest;
   d.report.isplit = isplit;
-  // The entries along the slot walk, a thread a sorted row (a segment of
-  // a long one); padding holds column -1, value 0.
-  {
-    const auto walk = detail::slot_walk(d, a.row_ptr);
+  // The entries; padding holds column -1, value 0. The sub-ELL rows along
+  // the slot walk, a thread a sorted row (a segment of a long one), so a
+  // warp's stores go to neighbouring slots of a block's column.
+  if (isplit > 0) {
+    const auto walk = detail::slot_walk(d, a.row_ptr);  // lr_max: the widest sub-ELL block
     detail::for_each_row_segment(
-        space, "kspmv::evc_hyb::fill", n, longest, detail::WalkBegin<decltype(walk)>{walk},
+        space, "kspmv::evc_hyb::fill", isplit, lr_max, detail::WalkBegin<decltype(walk)>{walk},
         detail::WalkEnd<decltype(walk)>{walk},
         detail::WalkSegment<decltype(walk), detail::EvcHybFill<Scalar, ExecSpace>>{
             walk, {a.col_idx, a.values, d.ell_col, d.csr_col, d.ell_val, d.csr_val, slots}});
+  }
+  // The vector-CSR part by runs of 32 slots: its rows are padded to
+  // multiples of 32, so a run lies in one row, and 32 threads (a warp on
+  // CUDA) take a run's slots, reading 32 neighbouring entries and writing
+  // 32 neighbouring slots (a thread a 32-entry segment reads and writes 32
+  // entries apart: 5.0 ms against 0.29 a warp a row on 300,000 rows of 129
+  // entries in a lab on an H200, docs/perf/h200-evc-fill-lab.cu). Each
+  // thread takes kFillRuns runs in turn; it finds the row of its first by a
+  // binary search of the part's offsets (the same for the 32 threads of a
+  // run) and walks on from there, so a long row is spread over many warps.
+  if (csr_slots > 0) {
+    constexpr std::int64_t kFillRuns = 8;
+    const std::int64_t runs = csr_slots / 32, groups = (runs + kFillRuns - 1) / kFillRuns;
+    const auto rp = detail::read_only(a.row_ptr);
+    const auto col = detail::read_only(a.col_idx);
+    const auto val = detail::read_only(a.values);
+    const auto offsets = detail::read_only(csr_row_ptr);
+    const auto csr_col = d.csr_col;
+    const auto csr_val = d.csr_val;
+    const int first = isplit;
+    Kokkos::parallel_for(
+        "kspmv::evc_hyb::fill_vcsr", policy(space, 0, groups * 32), KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int64_t lane = i % 32, run0 = i / 32 * kFillRuns;
+          const std::int64_t run1 = run0 + kFillRuns < runs ? run0 + kFillRuns : runs;
+          std::int64_t q = detail::row_of_entry(offsets, ncsr, 32 * run0);
+          for (std::int64_t r = run0; r < run1; ++r) {
+            const std::int64_t s = 32 * r + lane;
+            while (std::int64_t(offsets(q + 1)) <= 32 * r) ++q;  // rows of no slots are stepped over
+            const std::int64_t row = perm(first + q), b = rp(row);
+            const std::int64_t k = b + (s - offsets(q));
+            const bool entry = k < std::int64_t(rp(row + 1));
+            csr_col(s) = entry ? col(k) : -1;
+            csr_val(s) = entry ? val(k) : Scalar(0);
+          }
+        });
   }
   // Report: the paper's Table 3 (the roofline waits until asked for).
   d.report.ell_slots = slots;

@@ -84,8 +84,8 @@ DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCs
       total);
   Kokkos::View<ordinal_t*, M> col(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_col"), total);
   Kokkos::View<Scalar*, M> val(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_val"), total);
-  const auto acol = a.col_idx;
-  const auto aval = a.values;
+  const auto acol = detail::read_only(a.col_idx);
+  const auto aval = detail::read_only(a.values);
   // Row i's entries from its K-th on go to the tail, from rp(i).
   detail::for_each_row_segment(
       space, "kspmv::hyb::tail_fill", a.nrows, longest - K,

@@ -91,8 +91,8 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
   const auto idx = j.indices;
   const auto val = j.values;
   const auto rp = a.row_ptr;
-  const auto col = a.col_idx;
-  const auto src = a.values;
+  const auto col = detail::read_only(a.col_idx);
+  const auto src = detail::read_only(a.values);
   // Position r holds CSR row perm(r): its j-th entry goes to jagged
   // diagonal j at r.
   detail::for_each_row_segment(

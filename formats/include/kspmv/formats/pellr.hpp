@@ -121,8 +121,8 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
   const auto idx = p.indices;
   const auto val = p.values;
   const auto rp = a.row_ptr;
-  const auto col = a.col_idx;
-  const auto src = a.values;
+  const auto col = detail::read_only(a.col_idx);
+  const auto src = detail::read_only(a.values);
   // Position r holds CSR row perm(r): its j-th entry goes to column j of
   // r's lane in r's slice.
   detail::for_each_row_segment(

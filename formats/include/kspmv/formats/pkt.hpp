@@ -226,8 +226,8 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
   const auto new_to_old = p.new_to_old;
   const auto pstart = p.packet_start;
   const auto row_ptr = a.row_ptr;
-  const auto col_idx = a.col_idx;
-  const auto values = a.values;
+  const auto col_idx = detail::read_only(a.col_idx);
+  const auto values = detail::read_only(a.values);
   auto old_to_new = temps.template take<int>("kspmv::pkt::old_to_new", n);
   auto packet_of = temps.template take<int>("kspmv::pkt::packet_of", n);
   auto in_count = temps.template take<int>("kspmv::pkt::in_packet", n);
