@@ -25,11 +25,7 @@ ConvertOptions merge_options(KernelPath k, std::int64_t unit_items = 0, int pane
   return o;
 }
 
-std::string property(const Properties& p, const std::string& key) {
-  for (const auto& [k, v] : p)
-    if (k == key) return v;
-  return "";
-}
+using kspmv_test::property;
 
 // `rows` rows of which `big_row` holds `big` entries (columns spread over
 // `cols`); every other row has one entry, except every `empty_every`-th

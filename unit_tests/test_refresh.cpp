@@ -149,8 +149,31 @@ TEST(Refresh, CsrOrderKeepsNoMap) {
   for (Format f : {Format::Csr, Format::CsrScalar, Format::CsrVector, Format::CsrAdaptive, Format::CsrMerge,
                    Format::KkCrs, Format::Coo})
     EXPECT_EQ(Matrix<double>::convert(a, f).value_map_bytes(), 0u) << format_name(f);
-  // A format without a slot walk keeps one slot a nonzero.
-  EXPECT_EQ(Matrix<double>::convert(a, Format::Pkt).value_map_bytes(), 4 * static_cast<std::size_t>(a.nnz()));
+  // pkt visits its slots: the map keeps the row offsets (8 bytes a row).
+  EXPECT_EQ(Matrix<double>::convert(a, Format::Pkt).value_map_bytes(), 8 * static_cast<std::size_t>(a.nrows + 1));
+}
+
+// pkt keeps each slot's place in its row, 2 bytes a slot in the format (a
+// slot a nonzero where each thread-column holds its rows without padding,
+// as on a host backend's one thread a packet), and is refreshed by
+// gathering through them: the bits of a fresh conversion.
+TEST(Refresh, PktKeepsEachSlotsPlaceInItsRow) {
+  using M = Matrix<double>;
+  const auto a = generate<double>("powerlaw:3000:6:seed=5");
+  auto opt = kspmv_test::test_options();
+  auto m = M::convert(a, Format::Pkt, opt);
+  opt.value_map = false;
+  const auto plain = M::convert(a, Format::Pkt, opt);
+  const std::size_t places = m.storage_bytes() - plain.storage_bytes();
+  EXPECT_EQ(places % 2, 0u);
+  if (kspmv_test::property(m.properties(), "threads_per_packet") == "1")
+    EXPECT_EQ(places, 2 * static_cast<std::size_t>(a.nnz()));
+  else
+    EXPECT_GE(places, 2 * static_cast<std::size_t>(a.nnz()));
+  const auto b = with_new_values(a, 77);
+  m.update_values(device_values(b));
+  EXPECT_TRUE(same_bits(product(m, 9), product(M::convert(b, Format::Pkt, kspmv_test::test_options()), 9)));
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, m, 1.0, 0.5));
 }
 
 // Formats that reorder rows (jad, sorted pellr, evc-hyb, ehyb where it moves

@@ -69,6 +69,13 @@ inline std::string format_case_name(const ::testing::TestParamInfo<FormatCase>& 
   return n + (i.param.kernel == kspmv::KernelPath::Portable ? "_portable" : "");
 }
 
+// A property a format reports (kspmv::Properties), "" where it has none.
+inline std::string property(const kspmv::Properties& p, const std::string& key) {
+  for (const auto& [k, v] : p)
+    if (k == key) return v;
+  return "";
+}
+
 // Options for correctness tests: DIA and ELL take up to 64x padding (so
 // they are exercised on irregular matrices too, within test memory), the
 // kernel path as asked, and auto's pick by the model alone (measured, two

@@ -181,4 +181,46 @@ void walk_slots(const ExecSpace& space, const char* label, const RowSegmentPlan<
   run_row_segments(space, label, plan, WalkBegin<Walk>{w}, WalkEnd<Walk>{w}, WalkSegment<Walk, Op>{w, op});
 }
 
+
+// A format's slot visit, the other way round from a slot walk: for every
+// slot s of its value views (concatenated), the CSR entry k it holds, or
+// none (padding). A visit has slots(), seek(s) (a cursor for slot s, e.g.
+// the packet holding it, found by a binary search) and entry(s, cursor, k)
+// (false at padding; the cursor moves on with s). Where a format's slots
+// hold a row's entries far apart (pkt: a packet's rows dealt to its
+// threads, a row's entries one thread-column apart), a thread a slot
+// writes the values in order and gathers each from the CSR: a packet's
+// rows are read while they are in L2, where a thread an entry of the CSR
+// would write each 32-byte sector of the slots at times far apart.
+// Runs of 32 slots, 32 threads a run (a warp on CUDA); each thread takes
+// kVisitRuns runs in turn and seeks once.
+inline constexpr std::int64_t kVisitRuns = 8;
+
+template <class Visit, class Op>
+struct VisitSlots {
+  Visit v;
+  Op op;
+  std::int64_t slots = 0;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    const std::int64_t lane = i % 32, run0 = i / 32 * kVisitRuns;
+    std::int64_t s = 32 * run0 + lane;
+    if (s >= slots) return;
+    auto cursor = v.seek(s);
+    for (std::int64_t r = 0; r < kVisitRuns && s < slots; ++r, s += 32) {
+      std::int64_t k = 0;
+      if (v.entry(s, cursor, k)) op(k, s);
+    }
+  }
+};
+
+// op(k, s) for every slot s of the visit holding entry k, asynchronously
+// on `space`.
+template <class ExecSpace, class Visit, class Op>
+void visit_slots(const ExecSpace& space, const char* label, const Visit& v, const Op& op) {
+  const std::int64_t slots = v.slots();
+  if (slots <= 0) return;
+  const std::int64_t runs = (slots + 31) / 32, groups = (runs + kVisitRuns - 1) / kVisitRuns;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, groups * 32), VisitSlots<Visit, Op>{v, op, slots});
+}
+
 }  // namespace kspmv::detail

@@ -28,6 +28,10 @@
 // but for dia, ell, ellr and hyb on CUDA's tuned path: their own kernel
 // (tuned_refresh) reads a tile of rows as one run of the CSR and writes
 // it out a column at a time, and the map keeps only the row offsets.
+// pkt, whose slots hold a row's entries a thread-column apart, keeps each
+// slot's place in its row (16 bits, in the format) and is refreshed by
+// visiting its slots (visit_slots in row_segments.hpp): a thread a slot
+// gathers its value from the CSR; the map keeps the row offsets.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -83,7 +87,9 @@ class ValueMap {
   // The map of a format with a slot walk built from a CSR with these row
   // offsets (kept; a device input's own view) and nnz entries: refreshes
   // walk the format's rows along `plan` (the caller's, which knows the
-  // format; scatter() and gather() are not for this map).
+  // format; scatter() and gather() are not for this map). A format with a
+  // slot visit (pkt) keeps the same with an empty plan: refreshes visit
+  // its slots.
   static ValueMap by_rows(std::int64_t nnz, const row_ptr_view& row_ptr, detail::RowSegmentPlan<ExecSpace> plan) {
     ValueMap m;
     m.nnz_ = nnz;

@@ -62,6 +62,12 @@ struct PktDevice {
   Kokkos::View<std::uint32_t*, memory_space> index;  // (local row << 16) | local column
   Kokkos::View<Scalar*, memory_space> value;
   CooDevice<Scalar, ExecSpace> remainder;  // internal rows; columns in x's order (caller or internal)
+  // For each slot (the packets' slots, then the remainder's entries), its
+  // entry's place in its row of the CSR it was built from (padding: not
+  // read): what a refresh gathers by (pkt_slot_visit). Empty where the
+  // format keeps no value map or a row holds more than 65,536 entries; a
+  // refresh then goes through a map of slots.
+  Kokkos::View<std::uint16_t*, memory_space> entry_place;
   KernelPath kernel = KernelPath::Auto;
   // Workspace for each apply: x and the product in the internal order.
   Kokkos::View<Scalar*, memory_space> x_internal, t_internal;
@@ -70,7 +76,7 @@ struct PktDevice {
   std::size_t storage_bytes() const {
     return (new_to_old.span() + packet_start.span()) * sizeof(int) + packet_offset.span() * sizeof(std::int64_t) +
            index.span() * sizeof(std::uint32_t) + (value.span() + x_internal.span() + t_internal.span()) * sizeof(Scalar) +
-           remainder.storage_bytes();
+           entry_place.span() * sizeof(std::uint16_t) + remainder.storage_bytes();
   }
 };
 
@@ -86,6 +92,10 @@ std::vector<std::pair<std::string, std::string>> pkt_properties(const PktDevice<
 }
 
 namespace detail {
+// The most entries a row may hold for pkt to keep its entries' places in
+// 16 bits (PktDevice::entry_place).
+inline constexpr std::int64_t kPktMostPlaces = 65536;
+
 // What both builds start with: the shape, the options kept, the packet
 // size (checked against what a packet's scratch holds).
 template <class Scalar, class ExecSpace>
@@ -245,7 +255,8 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
   auto inside = temps.template take<std::uint32_t>("kspmv::pkt::inside", nnz + 1);
   const auto first = KOKKOS_LAMBDA(const std::int64_t r) { return std::int64_t(row_ptr(new_to_old(r))); };
   const auto last = KOKKOS_LAMBDA(const std::int64_t r) { return std::int64_t(row_ptr(new_to_old(r) + 1)); };
-  const auto segments = row_segment_plan(space, n, longest_row(space, row_ptr), first, last, &temps);
+  const std::int64_t longest = longest_row(space, row_ptr);
+  const auto segments = row_segment_plan(space, n, longest, first, last, &temps);
   run_row_segments(
       space, "kspmv::pkt::marks", segments, first, last,
       KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k0, const std::int64_t k1) {
@@ -307,6 +318,13 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
   p.value = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::pkt::value")), total);
   auto rem_col = temps.template take<ordinal_t>("kspmv::pkt::remainder_col", rem_nnz);
   auto rem_val = temps.template take<Scalar>("kspmv::pkt::remainder_val", rem_nnz);
+  // Each entry's place in its row, 16 bits, where a refresh can gather by
+  // it (detail::pkt_slot_visit).
+  const bool places = opt.value_map && longest <= kPktMostPlaces;
+  p.entry_place = Kokkos::View<std::uint16_t*, M>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::entry_place")),
+      places ? total + rem_nnz : 0);
+  const auto place = p.entry_place;
   const auto index = p.index;
   const auto value = p.value;
   const bool caller_x = p.order == OutputOrder::Caller;
@@ -324,10 +342,12 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
             const std::int64_t pos = base + in_before * T;
             index(pos) = (static_cast<std::uint32_t>(r - s) << 16) | static_cast<std::uint32_t>(col - s);
             value(pos) = values(k);
+            if (places) place(pos) = static_cast<std::uint16_t>(k - row_first);
           } else {
             const std::int64_t out = std::int64_t(rem_ptr(r)) + (k - row_first) - in_before;
             rem_col(out) = caller_x ? col_idx(k) : col;
             rem_val(out) = values(k);
+            if (places) place(total + out) = static_cast<std::uint16_t>(k - row_first);
           }
         }
       });
@@ -490,6 +510,64 @@ void spmv(const ExecSpace& space, Scalar alpha, const PktDevice<Scalar, ExecSpac
 }
 
 namespace detail {
+// pkt's slot visit (row_segments.hpp, visit_slots): slot s of a packet
+// holds entry place(s) of internal row packet_start(q) + (index(s) >> 16),
+// slot s of the remainder entry place(s) of its row; the cursor is the
+// packet. A refresh through it writes the slots in order and gathers
+// each packet's rows from the CSR while they are in L2 (a map of slots, a
+// thread an entry, wrote each sector of a packet's thread-columns at
+// times far apart: 2-6 SpMVs a refresh on scrambled FEM meshes).
+template <class Scalar, class ExecSpace>
+struct PktSlotVisit {
+  using memory_space = typename ExecSpace::memory_space;
+  using random_access = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+  Kokkos::View<const offset_t*, memory_space, random_access> row_ptr;  // the CSR's
+  Kokkos::View<const int*, memory_space, random_access> new_to_old, packet_start, remainder_row;
+  Kokkos::View<const std::int64_t*, memory_space, random_access> packet_offset;
+  Kokkos::View<const std::uint32_t*, memory_space> index;
+  Kokkos::View<const std::uint16_t*, memory_space> place;
+  std::int64_t packet_slots = 0, all_slots = 0;
+  int packets = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t slots() const { return all_slots; }
+  KOKKOS_INLINE_FUNCTION std::int64_t seek(const std::int64_t s) const {
+    return s < packet_slots ? row_of_entry(packet_offset, packets, s) : std::int64_t(packets);
+  }
+  KOKKOS_INLINE_FUNCTION bool entry(const std::int64_t s, std::int64_t& q, std::int64_t& k) const {
+    int r = 0;
+    if (s < packet_slots) {
+      const std::uint32_t w = index(s);
+      if (w == PktDevice<Scalar, ExecSpace>::padding) return false;
+      while (packet_offset(q + 1) <= s) ++q;  // packets of no slots are stepped over
+      r = packet_start(q) + static_cast<int>(w >> 16);
+    } else {
+      r = remainder_row(s - packet_slots);
+    }
+    k = std::int64_t(row_ptr(new_to_old(r))) + place(s);
+    return true;
+  }
+};
+// Whether a refresh can visit its slots: it kept its entries' places.
+template <class Scalar, class ExecSpace>
+bool visits_slots(const PktDevice<Scalar, ExecSpace>& f) {
+  return f.entry_place.extent(0) > 0 || f.nnz == 0;
+}
+template <class Scalar, class ExecSpace>
+PktSlotVisit<Scalar, ExecSpace> slot_visit(const PktDevice<Scalar, ExecSpace>& f,
+                                           const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& row_ptr) {
+  PktSlotVisit<Scalar, ExecSpace> v;
+  v.row_ptr = row_ptr;
+  v.new_to_old = f.new_to_old;
+  v.packet_start = f.packet_start;
+  v.remainder_row = f.remainder.row;
+  v.packet_offset = f.packet_offset;
+  v.index = f.index;
+  v.place = f.entry_place;
+  v.packet_slots = static_cast<std::int64_t>(f.index.extent(0));
+  v.all_slots = f.entry_place.extent(0) > 0 ? static_cast<std::int64_t>(f.entry_place.extent(0)) : 0;
+  v.packets = f.packets;
+  return v;
+}
+
 // The views holding its values, in the order its value map numbers
 // their slots (kspmv/core/value_map.hpp): references to its members,
 // read through detail::value_views; a copy given values of its own

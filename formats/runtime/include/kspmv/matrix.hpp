@@ -139,6 +139,18 @@ struct has_slot_walk<F, std::void_t<decltype(slot_walk(
                             std::declval<const Kokkos::View<const offset_t*, typename F::memory_space>&>()))>>
     : std::true_type {};
 
+// Whether format F knows which entry each of its slots holds (a slot
+// visit, row_segments.hpp): then it is built from the values themselves
+// and refreshed by gathering each slot's value (pkt), with no per-entry
+// map, where visits_slots(f) says it kept what the visit reads.
+template <class F, class = void>
+struct has_slot_visit : std::false_type {};
+template <class F>
+struct has_slot_visit<F, std::void_t<decltype(slot_visit(
+                             std::declval<const F&>(),
+                             std::declval<const Kokkos::View<const offset_t*, typename F::memory_space>&>()))>>
+    : std::true_type {};
+
 // Whether format F has a refresh kernel of its own for where its map is
 // by rows (tuned_refresh: true where it wrote the values, false where the
 // slot walk is to).
@@ -272,13 +284,17 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   // A format whose map walks its rows (map.by_rows()) applies `Op` (built
   // from the concatenated slots and `vec`) entry by entry along its slot
   // walk; false where the map keeps a slot a nonzero instead.
+  // A format with a slot visit does the same slot by slot.
   template <template <class, class> class Op, class Vec>
   bool walk_rows(const ExecSpace& space, const char* label, const Vec& vec) const {
-    if constexpr (has_slot_walk<F>::value) {
+    if constexpr (has_slot_walk<F>::value || has_slot_visit<F>::value) {
       if (map.by_rows()) {
         using S = typename ValueMap<Scalar, ExecSpace>::Slots;
         const S slots = concatenated_slots<Scalar, ExecSpace>(value_views(f));
-        walk_slots(space, label, map.plan(), slot_walk(f, map.row_ptr()), Op<S, Vec>{slots, vec});
+        if constexpr (has_slot_walk<F>::value)
+          walk_slots(space, label, map.plan(), slot_walk(f, map.row_ptr()), Op<S, Vec>{slots, vec});
+        else
+          visit_slots(space, label, slot_visit(f, map.row_ptr()), Op<S, Vec>{slots, vec});
         return true;
       }
     }
@@ -302,12 +318,15 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
     if (!walk_rows<LoadFromSlot>(space, "kspmv::value_map::gather_rows", out)) map.gather(space, value_views(f), out);
   }
   ValueMap<Scalar, ExecSpace> slot_map(const ExecSpace& space, ScratchSet<ExecSpace>& temps) const override {
-    if constexpr (has_slot_walk<F>::value) {
+    if constexpr (has_slot_walk<F>::value || has_slot_visit<F>::value) {
       if (map.by_rows()) {
         using memory_space = typename ExecSpace::memory_space;
         const Kokkos::View<int*, memory_space> slot = temps.template take<int>("kspmv::value_map::slot", map.nnz());
-        walk_slots(space, "kspmv::value_map::slots_of_rows", map.plan(), slot_walk(f, map.row_ptr()),
-                   RecordSlot<Kokkos::View<int*, memory_space>>{slot});
+        const RecordSlot<Kokkos::View<int*, memory_space>> record{slot};
+        if constexpr (has_slot_walk<F>::value)
+          walk_slots(space, "kspmv::value_map::slots_of_rows", map.plan(), slot_walk(f, map.row_ptr()), record);
+        else
+          visit_slots(space, "kspmv::value_map::slots_visited", slot_visit(f, map.row_ptr()), record);
         return ValueMap<Scalar, ExecSpace>::from_slots(map.nnz(), value_views(f), slot);
       }
     }
@@ -1046,6 +1065,19 @@ class Matrix {
           auto map = ValueMap<Scalar, ExecSpace>::from_slots(d.nnz(), detail::value_views(f), slot);
           return hold(std::move(f), std::move(map));
         }
+      }
+      if constexpr (detail::has_slot_visit<F>::value) {
+        // Built from the values; refreshed by visiting its slots, where it
+        // kept what the visit reads (else, and for a merged input, through
+        // a map read off tags, which then needs nothing else kept).
+        if (!merged) {
+          F f = build_format(d, opt);
+          if (detail::visits_slots(f))
+            return hold(std::move(f), ValueMap<Scalar, ExecSpace>::by_rows(d.nnz(), d.row_ptr, {}));
+        }
+        ConvertOptions tagged = opt;
+        tagged.value_map = false;
+        return with_values(build_format(tagged_pattern(space, d), tagged), d.values, d.nnz(), name, merged);
       }
       auto f = build_format(tagged_pattern(space, d), opt);
       return with_values(std::move(f), d.values, d.nnz(), name, merged);
