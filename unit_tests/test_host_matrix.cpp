@@ -61,6 +61,26 @@ TEST(HostMatrix, ValidateCatchesBrokenCsr) {
   EXPECT_THROW(b.validate(), InvalidArgumentError);
 }
 
+// A conversion checks the offsets (O(rows)) before it reads the arrays: a
+// row_ptr with a leading 0 too many (nrows + 2 entries), one that
+// decreases, or one whose end is not the entry count is refused, for every
+// format, with nothing built.
+TEST(HostMatrix, ConversionRefusesBrokenOffsets) {
+  const auto a = from_triplets<double>(3, 3, {{0, 0, 1.0}, {0, 2, 1.0}, {1, 1, 1.0}, {2, 2, 2.0}});
+  std::vector<HostCsr<double>> broken(3, a);
+  broken[0].row_ptr.insert(broken[0].row_ptr.begin(), 0);
+  broken[1].row_ptr[1] = 3;
+  broken[1].row_ptr[2] = 2;
+  broken[2].row_ptr.back() = 3;
+  for (const auto& b : broken) {
+    EXPECT_THROW(b.validate_offsets(), InvalidArgumentError);
+    for (const auto& c : kspmv_test::format_cases())
+      EXPECT_THROW(Matrix<double>::convert(b, c.format, kspmv_test::test_options(c.kernel)), InvalidArgumentError)
+          << format_name(c.format);
+  }
+  EXPECT_NO_THROW(a.validate_offsets());
+}
+
 TEST(HostMatrix, TransposeAndCooRoundTrip) {
   auto a = kspmv::generate<double>("uniform:50:0:9:cols=37:seed=3");
   auto t = transpose(a);

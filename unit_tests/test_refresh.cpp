@@ -156,7 +156,9 @@ TEST(Refresh, CsrOrderKeepsNoMap) {
 // pkt keeps each slot's place in its row, 2 bytes a slot in the format (a
 // slot a nonzero where each thread-column holds its rows without padding,
 // as on a host backend's one thread a packet), and is refreshed by
-// gathering through them: the bits of a fresh conversion.
+// gathering through them: the bits of a fresh conversion. Where a row
+// holds more than 65,536 entries it keeps none, and its map is a slot a
+// nonzero read off tags.
 TEST(Refresh, PktKeepsEachSlotsPlaceInItsRow) {
   using M = Matrix<double>;
   const auto a = generate<double>("powerlaw:3000:6:seed=5");
@@ -174,6 +176,27 @@ TEST(Refresh, PktKeepsEachSlotsPlaceInItsRow) {
   m.update_values(device_values(b));
   EXPECT_TRUE(same_bits(product(m, 9), product(M::convert(b, Format::Pkt, kspmv_test::test_options()), 9)));
   EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, m, 1.0, 0.5));
+
+  // A row of 70,000 entries (and a diagonal), past 16-bit places: no
+  // places, a map of slots read off tags, the same bits.
+  HostCsr<double> wide;
+  const int n = 70001;
+  wide.nrows = wide.ncols = n;
+  for (int i = 0; i < n; ++i) {
+    if (i == 0)
+      for (int j = 0; j < n - 1; ++j) wide.col_idx.push_back(j);
+    else
+      wide.col_idx.push_back(i);
+    wide.row_ptr.push_back(static_cast<offset_t>(wide.col_idx.size()));
+  }
+  wide.values.resize(wide.col_idx.size());
+  for (std::size_t k = 0; k < wide.values.size(); ++k) wide.values[k] = 1.0 + double(k % 7);
+  auto w = M::convert(wide, Format::Pkt, kspmv_test::test_options());
+  EXPECT_EQ(w.value_map_bytes(), 4 * static_cast<std::size_t>(wide.nnz()));
+  const auto wb = with_new_values(wide, 78);
+  w.update_values(device_values(wb));
+  EXPECT_TRUE(same_bits(product(w, 10), product(M::convert(wb, Format::Pkt, kspmv_test::test_options()), 10)));
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(wb, w, 1.0, 0.5));
 }
 
 // Formats that reorder rows (jad, sorted pellr, evc-hyb, ehyb where it moves

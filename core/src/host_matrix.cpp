@@ -32,7 +32,7 @@ HostCsr<Scalar>::HostCsr(std::int64_t rows, std::int64_t cols)
       row_ptr(static_cast<std::size_t>(nrows) + 1, 0) {}
 
 template <class Scalar>
-void HostCsr<Scalar>::validate() const {
+void HostCsr<Scalar>::validate_offsets() const {
   auto fail = [](const std::string& m) {
     throw InvalidArgumentError("HostCsr is not canonical: " + m);
   };
@@ -45,8 +45,17 @@ void HostCsr<Scalar>::validate() const {
   if (row_ptr[nrows] != static_cast<offset_t>(col_idx.size()))
     fail("row_ptr[nrows] = " + std::to_string(row_ptr[nrows]) + " but there are " +
          std::to_string(col_idx.size()) + " entries");
-  for (ordinal_t i = 0; i < nrows; ++i) {
+  for (ordinal_t i = 0; i < nrows; ++i)
     if (row_ptr[i + 1] < row_ptr[i]) fail("row_ptr decreases at row " + std::to_string(i));
+}
+
+template <class Scalar>
+void HostCsr<Scalar>::validate() const {
+  auto fail = [](const std::string& m) {
+    throw InvalidArgumentError("HostCsr is not canonical: " + m);
+  };
+  validate_offsets();
+  for (ordinal_t i = 0; i < nrows; ++i) {
     for (offset_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
       if (col_idx[k] < 0 || col_idx[k] >= ncols)
         fail("column " + std::to_string(col_idx[k]) + " out of range in row " +

@@ -56,6 +56,9 @@ struct HostCsr {
   // Throws InvalidArgumentError naming the first violation of the canonical
   // form (array sizes, monotone offsets, sorted unique in-range columns).
   void validate() const;
+  // The part of validate() that is O(nrows): array sizes and monotone
+  // offsets, what every conversion checks before it reads the arrays.
+  void validate_offsets() const;
 };
 
 // Builds the canonical CSR from triplets (sorts, sums duplicates). Works in

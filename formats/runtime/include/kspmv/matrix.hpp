@@ -420,10 +420,14 @@ class Matrix {
   using device_csr_type = DeviceCsr<Scalar, ExecSpace>;
 
   // Converts `a` into format `f`. Throws FormatCannotHoldError where the
-  // format cannot hold the matrix. The host matrix is uploaded once and
-  // then takes the device path below, except for the formats still built
-  // on the host (docs/ARCHITECTURE.md).
+  // format cannot hold the matrix, InvalidArgumentError where its arrays'
+  // sizes or offsets are not a CSR's (HostCsr::validate_offsets: O(rows);
+  // its columns are the caller's to keep sorted and in range, which
+  // validate() checks). The host matrix is uploaded once and then takes
+  // the device path below, except for the formats still built on the host
+  // (docs/ARCHITECTURE.md).
   static Matrix convert(const HostCsr<Scalar>& a, Format f, const ConvertOptions& opt = {}) {
+    a.validate_offsets();
     return convert_any(a, f, opt);
   }
 
