@@ -64,7 +64,7 @@ struct PktDevice {
   CooDevice<Scalar, ExecSpace> remainder;  // internal rows; columns in x's order (caller or internal)
   // For each slot (the packets' slots, then the remainder's entries), its
   // entry's place in its row of the CSR it was built from (padding: not
-  // read): what a refresh gathers by (pkt_slot_visit). Empty where the
+  // read): what a refresh gathers by (detail::PktSlotVisit). Empty where the
   // format keeps no value map or a row holds more than 65,536 entries; a
   // refresh then goes through a map of slots.
   Kokkos::View<std::uint16_t*, memory_space> entry_place;
@@ -319,7 +319,7 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
   auto rem_col = temps.template take<ordinal_t>("kspmv::pkt::remainder_col", rem_nnz);
   auto rem_val = temps.template take<Scalar>("kspmv::pkt::remainder_val", rem_nnz);
   // Each entry's place in its row, 16 bits, where a refresh can gather by
-  // it (detail::pkt_slot_visit).
+  // it (detail::PktSlotVisit).
   const bool places = opt.value_map && longest <= kPktMostPlaces;
   p.entry_place = Kokkos::View<std::uint16_t*, M>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::entry_place")),
