@@ -551,6 +551,13 @@ template <class Scalar, class ExecSpace>
 bool visits_slots(const PktDevice<Scalar, ExecSpace>& f) {
   return f.entry_place.extent(0) > 0 || f.nnz == 0;
 }
+// Whether a build from `a` will keep its places (no row longer than 16
+// bits reach), known before building, so that a matrix that will not is
+// built once, from tags, rather than twice (matrix.hpp).
+template <class Scalar, class ExecSpace>
+bool slot_visit_fits(const PktDevice<Scalar, ExecSpace>*, const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a) {
+  return longest_row(space, a.row_ptr) <= kPktMostPlaces;
+}
 template <class Scalar, class ExecSpace>
 PktSlotVisit<Scalar, ExecSpace> slot_visit(const PktDevice<Scalar, ExecSpace>& f,
                                            const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& row_ptr) {

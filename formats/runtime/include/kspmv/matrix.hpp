@@ -1074,7 +1074,7 @@ class Matrix {
         // Built from the values; refreshed by visiting its slots, where it
         // kept what the visit reads (else, and for a merged input, through
         // a map read off tags, which then needs nothing else kept).
-        if (!merged) {
+        if (!merged && detail::slot_visit_fits(static_cast<const F*>(nullptr), space, d)) {
           F f = build_format(d, opt);
           if (detail::visits_slots(f))
             return hold(std::move(f), ValueMap<Scalar, ExecSpace>::by_rows(d.nnz(), d.row_ptr, {}));
