@@ -196,10 +196,16 @@ void walk_slots(const ExecSpace& space, const char* label, const RowSegmentPlan<
 // kVisitRuns runs in turn and seeks once.
 inline constexpr std::int64_t kVisitRuns = 8;
 
-template <class Visit, class Op>
+// What a visit does at padding where the caller gives nothing: nothing.
+struct SkipPadding {
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t) const {}
+};
+
+template <class Visit, class Op, class Pad>
 struct VisitSlots {
   Visit v;
   Op op;
+  Pad pad;
   std::int64_t slots = 0;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
     const std::int64_t lane = i % 32, run0 = i / 32 * kVisitRuns;
@@ -208,19 +214,25 @@ struct VisitSlots {
     auto cursor = v.seek(s);
     for (std::int64_t r = 0; r < kVisitRuns && s < slots; ++r, s += 32) {
       std::int64_t k = 0;
-      if (v.entry(s, cursor, k)) op(k, s);
+      if (v.entry(s, cursor, k))
+        op(k, s);
+      else
+        pad(s);
     }
   }
 };
 
-// op(k, s) for every slot s of the visit holding entry k, asynchronously
-// on `space`.
-template <class ExecSpace, class Visit, class Op>
-void visit_slots(const ExecSpace& space, const char* label, const Visit& v, const Op& op) {
+// op(k, s) for every slot s of the visit holding entry k, and pad(s) for
+// every slot holding none, asynchronously on `space`. A fill gives a pad
+// that writes the padding, so its slots need not be cleared first; a
+// refresh leaves padding as it is.
+template <class ExecSpace, class Visit, class Op, class Pad = SkipPadding>
+void visit_slots(const ExecSpace& space, const char* label, const Visit& v, const Op& op, const Pad& pad = {}) {
   const std::int64_t slots = v.slots();
   if (slots <= 0) return;
   const std::int64_t runs = (slots + 31) / 32, groups = (runs + kVisitRuns - 1) / kVisitRuns;
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, groups * 32), VisitSlots<Visit, Op>{v, op, slots});
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, groups * 32),
+                       VisitSlots<Visit, Op, Pad>{v, op, pad, slots});
 }
 
 }  // namespace kspmv::detail

@@ -214,25 +214,62 @@ bool tuned_refresh(const ExecSpace& space, const EvcHybDevice<Scalar, ExecSpace>
   (void)space, (void)f, (void)rp, (void)values;
   return false;
 }
-// The fill's step: a slot below ell_slots is in the sub-ELL part. The
-// CSR is read through the read-only path (read_only, device_util.hpp).
+// The sub-ELL fill's step (a slot walk over the sub-ELL rows). The CSR is
+// read through the read-only path (read_only, device_util.hpp).
 template <class Scalar, class ExecSpace>
 struct EvcHybFill {
   using memory_space = typename ExecSpace::memory_space;
   using random_access = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
   Kokkos::View<const int*, memory_space, random_access> col;
   Kokkos::View<const Scalar*, memory_space, random_access> src;
-  Kokkos::View<int*, memory_space> ell_col, csr_col;
-  Kokkos::View<Scalar*, memory_space> ell_val, csr_val;
-  std::int64_t ell_slots = 0;
+  Kokkos::View<int*, memory_space> ell_col;
+  Kokkos::View<Scalar*, memory_space> ell_val;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k, const std::int64_t s) const {
-    if (s < ell_slots) {
-      ell_col(s) = col(k);
-      ell_val(s) = src(k);
-    } else {
-      csr_col(s - ell_slots) = col(k);
-      csr_val(s - ell_slots) = src(k);
-    }
+    ell_col(s) = col(k);
+    ell_val(s) = src(k);
+  }
+};
+// The vector-CSR part's slot visit (row_segments.hpp, visit_slots): its
+// rows are padded to multiples of 32 slots, so a run of 32 lies in one
+// row; the cursor is the part's row q, found once by a binary search of
+// its offsets and walked on from there. Slot s of row q holds entry
+// row_ptr(row) + (s - offsets(q)) of the CSR row perm(first + q), or
+// padding past its end.
+template <class ExecSpace>
+struct EvcVcsrVisit {
+  using memory_space = typename ExecSpace::memory_space;
+  using random_access = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+  Kokkos::View<const offset_t*, memory_space, random_access> row_ptr;  // the CSR's
+  Kokkos::View<const int*, memory_space, random_access> offsets;       // the part's, padded
+  Kokkos::View<const int*, memory_space> perm;
+  std::int64_t rows = 0, all_slots = 0;
+  int first = 0;  // the part's first sorted row
+  KOKKOS_INLINE_FUNCTION std::int64_t slots() const { return all_slots; }
+  KOKKOS_INLINE_FUNCTION std::int64_t seek(const std::int64_t s) const { return row_of_entry(offsets, rows, s); }
+  KOKKOS_INLINE_FUNCTION bool entry(const std::int64_t s, std::int64_t& q, std::int64_t& k) const {
+    while (std::int64_t(offsets(q + 1)) <= s) ++q;  // rows of no slots are stepped over
+    const std::int64_t row = perm(first + q);
+    k = std::int64_t(row_ptr(row)) + (s - offsets(q));
+    return k < std::int64_t(row_ptr(row + 1));
+  }
+};
+// The vector-CSR fill's steps: an entry's column and value, or padding's
+// column -1 and value 0.
+template <class Scalar, class ExecSpace>
+struct EvcVcsrFill {
+  using memory_space = typename ExecSpace::memory_space;
+  using random_access = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+  Kokkos::View<const int*, memory_space, random_access> col;
+  Kokkos::View<const Scalar*, memory_space, random_access> src;
+  Kokkos::View<int*, memory_space> csr_col;
+  Kokkos::View<Scalar*, memory_space> csr_val;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k, const std::int64_t s) const {
+    csr_col(s) = col(k);
+    csr_val(s) = src(k);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t s) const {
+    csr_col(s) = -1;
+    csr_val(s) = Scalar(0);
   }
 };
 }  // namespace detail
@@ -479,42 +516,20 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
         space, "kspmv::evc_hyb::fill", isplit, lr_max, detail::WalkBegin<decltype(walk)>{walk},
         detail::WalkEnd<decltype(walk)>{walk},
         detail::WalkSegment<decltype(walk), detail::EvcHybFill<Scalar, ExecSpace>>{
-            walk, {a.col_idx, a.values, d.ell_col, d.csr_col, d.ell_val, d.csr_val, slots}});
+            walk, {a.col_idx, a.values, d.ell_col, d.ell_val}});
   }
-  // The vector-CSR part by runs of 32 slots: its rows are padded to
-  // multiples of 32, so a run lies in one row, and 32 threads (a warp on
-  // CUDA) take a run's slots, reading 32 neighbouring entries and writing
-  // 32 neighbouring slots (a thread a 32-entry segment reads and writes 32
-  // entries apart: 5.0 ms against 0.29 a warp a row on 300,000 rows of 129
-  // entries in a lab on an H200, docs/perf/h200-evc-fill-lab.cu). Each
-  // thread takes kFillRuns runs in turn; it finds the row of its first by a
-  // binary search of the part's offsets (the same for the 32 threads of a
-  // run) and walks on from there, so a long row is spread over many warps.
+  // The vector-CSR part by visiting its slots (visit_slots): 32 threads (a
+  // warp on CUDA) take a run of 32 slots, reading 32 neighbouring entries
+  // and writing 32 neighbouring slots, padding included (a thread a
+  // 32-entry segment reads and writes 32 entries apart: 5.0 ms against 0.29
+  // a warp a row on 300,000 rows of 129 entries in a lab on an H200,
+  // docs/perf/h200-evc-fill-lab.cu); a long row is spread over many warps.
   if (csr_slots > 0) {
-    constexpr std::int64_t kFillRuns = 8;
-    const std::int64_t runs = csr_slots / 32, groups = (runs + kFillRuns - 1) / kFillRuns;
-    const auto rp = detail::read_only(a.row_ptr);
-    const auto col = detail::read_only(a.col_idx);
-    const auto val = detail::read_only(a.values);
-    const auto offsets = detail::read_only(csr_row_ptr);
-    const auto csr_col = d.csr_col;
-    const auto csr_val = d.csr_val;
-    const int first = isplit;
-    Kokkos::parallel_for(
-        "kspmv::evc_hyb::fill_vcsr", policy(space, 0, groups * 32), KOKKOS_LAMBDA(const std::int64_t i) {
-          const std::int64_t lane = i % 32, run0 = i / 32 * kFillRuns;
-          const std::int64_t run1 = run0 + kFillRuns < runs ? run0 + kFillRuns : runs;
-          std::int64_t q = detail::row_of_entry(offsets, ncsr, 32 * run0);
-          for (std::int64_t r = run0; r < run1; ++r) {
-            const std::int64_t s = 32 * r + lane;
-            while (std::int64_t(offsets(q + 1)) <= 32 * r) ++q;  // rows of no slots are stepped over
-            const std::int64_t row = perm(first + q), b = rp(row);
-            const std::int64_t k = b + (s - offsets(q));
-            const bool entry = k < std::int64_t(rp(row + 1));
-            csr_col(s) = entry ? col(k) : -1;
-            csr_val(s) = entry ? val(k) : Scalar(0);
-          }
-        });
+    const detail::EvcVcsrVisit<ExecSpace> visit{detail::read_only(a.row_ptr), detail::read_only(csr_row_ptr), perm,
+                                                ncsr, csr_slots, isplit};
+    const detail::EvcVcsrFill<Scalar, ExecSpace> fill{detail::read_only(a.col_idx), detail::read_only(a.values),
+                                                      d.csr_col, d.csr_val};
+    detail::visit_slots(space, "kspmv::evc_hyb::fill_vcsr", visit, fill, fill);
   }
   // Report: the paper's Table 3 (the roofline waits until asked for).
   d.report.ell_slots = slots;
