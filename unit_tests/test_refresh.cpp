@@ -4,6 +4,7 @@
 // changed; what the map costs.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "test_support.hpp"
@@ -427,5 +428,52 @@ TEST(Refresh, TaggedPatternKeepsThePatternAndNumbersTheEntries) {
     std::uint32_t bits;
     std::memcpy(&bits, &t.values[k], sizeof bits);
     EXPECT_EQ(bits, k + 1);
+  }
+}
+
+// A format's arrays taken from kept blocks (detail::FormatArrays), as a
+// device build takes them, turned on here for the host: every format gives
+// the bits of a build with Kokkos's own views, through a refresh, in a copy
+// (which shares the format) outliving the matrix it was copied from, and in
+// a build after others gave their blocks back (which reuses them: the pool
+// holds fewer bytes while it lives).
+TEST(Refresh, ArraysFromKeptBlocksGiveTheBitsOfKokkosViews) {
+  using Pool = detail::ScratchPool<Space::memory_space>;
+  struct FromBlocks {
+    bool was = detail::host_arrays_from_blocks();
+    FromBlocks() { detail::host_arrays_from_blocks() = true; }
+    ~FromBlocks() { detail::host_arrays_from_blocks() = was; }
+  };
+  const auto opt = kspmv_test::test_options();
+  for (const char* spec : {"powerlaw:2000:8", "banded:300:17", "lap2d:20"}) {
+    const auto a = generate<double>(spec);
+    const auto b = with_new_values(a, 51);
+    for (const auto& d : known_formats()) {
+      if (!kspmv_test::format_holds(d.format, a)) continue;
+      const std::string what = std::string(spec) + " " + format_name(d.format);
+      const auto plain = product(Matrix<double>::convert(a, d.format, opt), 5);
+      const auto plain_b = product(Matrix<double>::convert(b, d.format, opt), 6);
+      FromBlocks on;
+      Pool::instance().release();  // so the blocks kept below are this build's
+      std::optional<Matrix<double>> copy;
+      {
+        auto m = Matrix<double>::convert(a, d.format, opt);
+        EXPECT_TRUE(same_bits(product(m, 5), plain)) << what;
+        copy = m;
+        m.update_values(device_values(b));
+        EXPECT_TRUE(same_bits(product(m, 6), plain_b)) << what << " refreshed";
+      }
+      EXPECT_TRUE(same_bits(product(*copy, 6), plain_b)) << what << " copy";
+      copy.reset();
+      // kk-crs keeps Kokkos Kernels' matrix, ehyb and pkt Kokkos's views.
+      const std::size_t kept = Pool::instance().kept_bytes();
+      const bool in_blocks = d.format != Format::KkCrs && d.format != Format::Ehyb && d.format != Format::Pkt;
+      if (in_blocks) EXPECT_GT(kept, 0u) << what << ": its blocks went back";
+      {
+        const auto again = Matrix<double>::convert(a, d.format, opt);
+        if (in_blocks) EXPECT_LT(Pool::instance().kept_bytes(), kept) << what << ": a build takes kept blocks";
+        EXPECT_TRUE(same_bits(product(again, 5), plain)) << what << " again";
+      }
+    }
   }
 }

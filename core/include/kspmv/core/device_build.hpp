@@ -25,10 +25,11 @@ template <class ExecSpace>
 using device_ints = Kokkos::View<int*, typename ExecSpace::memory_space>;
 
 // Each row's length, as int (a row of 2^31 entries or more is refused by
-// every format that asks); a temporary of `temps` where given.
-template <class ExecSpace, class RowPtr>
+// every format that asks); taken from `temps` where given (a ScratchSet's
+// temporary, or a FormatArrays' array that a format keeps).
+template <class ExecSpace, class RowPtr, class Arrays = ScratchSet<ExecSpace>>
 device_ints<ExecSpace> row_lengths(const ExecSpace& space, const RowPtr& row_ptr, const char* label,
-                                   ScratchSet<ExecSpace>* temps = nullptr) {
+                                   Arrays* temps = nullptr) {
   const std::int64_t n = row_ptr.extent(0) > 0 ? std::int64_t(row_ptr.extent(0)) - 1 : 0;
   const device_ints<ExecSpace> len =
       temps ? temps->template take<int>(label, n)
@@ -43,9 +44,9 @@ device_ints<ExecSpace> row_lengths(const ExecSpace& space, const RowPtr& row_ptr
 // in their own order (a stable sort: the keys length x rows + row are
 // unique, so any sort gives the same order).
 // Keys of Key bits (length x n + row) sorted, then read back as rows.
-template <class Key, class ExecSpace, class Lengths>
+template <class Key, class ExecSpace, class Lengths, class Arrays>
 device_ints<ExecSpace> rows_by_length_keys(const ExecSpace& space, const Lengths& len, std::int64_t longest,
-                                           bool descending, const char* label, ScratchSet<ExecSpace>* out_temps) {
+                                           bool descending, const char* label, Arrays* out_temps) {
   const std::int64_t n = len.extent(0);
   ScratchSet<ExecSpace> temps(space);
   const Kokkos::View<Key*, typename ExecSpace::memory_space> key = temps.template take<Key>("kspmv::length_keys", n);
@@ -73,10 +74,10 @@ device_ints<ExecSpace> rows_by_length_keys(const ExecSpace& space, const Lengths
 // fits them (half the passes of 64-bit keys), through Kokkos::sort, which
 // on CUDA sorts every bit and allocates and frees its temporary each call
 // (0.5-1 ms of auto's pattern figures on an H100). Both give the same
-// order. The order a temporary of `temps` where given.
-template <class ExecSpace, class Lengths>
+// order. The order taken from `temps` where given (as row_lengths).
+template <class ExecSpace, class Lengths, class Arrays = ScratchSet<ExecSpace>>
 device_ints<ExecSpace> rows_by_length(const ExecSpace& space, const Lengths& len, std::int64_t longest,
-                                      bool descending, const char* label, ScratchSet<ExecSpace>* temps = nullptr) {
+                                      bool descending, const char* label, Arrays* temps = nullptr) {
   const std::uint64_t n = len.extent(0);
   if constexpr (has_radix_sort<ExecSpace>()) {
     if (n <= 0x7FFFFFFFu && longest <= 0x7FFFFFFF) {
@@ -166,9 +167,10 @@ WarpIterations warp_iterations(const ExecSpace& space, const Lengths& len, const
 }
 
 // The rows i in [0, n) where pred(i), ascending: an exclusive scan of the
-// predicate, then a scatter.
-template <class ExecSpace, class Pred>
-device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const Pred& pred, const char* label) {
+// predicate, then a scatter. The rows taken from `arrays` where given.
+template <class ExecSpace, class Pred, class Arrays = ScratchSet<ExecSpace>>
+device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const Pred& pred, const char* label,
+                                  Arrays* arrays = nullptr) {
   ScratchSet<ExecSpace> temps(space);
   const device_ints<ExecSpace> pos = temps.template take<int>("kspmv::rows_where", n);
   std::int64_t count = 0;
@@ -179,7 +181,9 @@ device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const 
         sum += pred(i) ? 1 : 0;
       },
       count);
-  device_ints<ExecSpace> out(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), count);
+  const device_ints<ExecSpace> out =
+      arrays ? arrays->template take<int>(label, count)
+             : device_ints<ExecSpace>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), count);
   Kokkos::parallel_for(
       "kspmv::rows_where_fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
         if (pred(i)) out(pos(i)) = static_cast<int>(i);

@@ -7,12 +7,15 @@
 // host time than its kernels on a matrix of a million rows (H100: 50-250
 // us each, 5-16 ms of auto's set-up). A ScratchSet takes such temporaries
 // from blocks a finished one gave back (after fencing their last users)
-// and allocates only where none fits. Blocks stay held for the process,
-// up to kScratchKeptBytes of them; release_scratch() (and Kokkos::finalize)
-// frees them. On host memory spaces a ScratchSet allocates plainly.
+// and allocates only where none fits; a FormatArrays takes the arrays a
+// format keeps from the same blocks, and the format gives them back when
+// it goes. Blocks stay held for the process, up to kScratchKeptBytes of
+// them; release_scratch() (and Kokkos::finalize) frees them. On host
+// memory spaces both allocate plainly.
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -53,14 +56,26 @@ class ScratchPool {
         return {block.second, block.first};
       }
     }
-    void* p = nullptr;
-    try {
-      p = Kokkos::kokkos_malloc<MemSpace>("kspmv::scratch", size);
-    } catch (...) {  // the kept blocks may be what is missing
-      release();
-      p = Kokkos::kokkos_malloc<MemSpace>("kspmv::scratch", size);
+    return {allocate(size), size};
+  }
+
+  // A block for an array a format keeps (FormatArrays): the smallest kept
+  // block of at least `bytes` and at most an eighth more, else a new one of
+  // `bytes` (rounded to 256), so that a kept array holds no more than that
+  // eighth beyond its size.
+  std::pair<void*, std::size_t> take_close(std::size_t bytes) {
+    const std::size_t size = (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
+    {
+      std::lock_guard<std::mutex> hold(lock_);
+      auto it = free_.lower_bound(size);
+      if (it != free_.end() && it->first <= size + size / 8) {
+        const auto block = *it;
+        free_.erase(it);
+        kept_ -= block.first;
+        return {block.second, block.first};
+      }
     }
-    return {p, size};
+    return {allocate(size), size};
   }
 
   // Gives a block back (its users finished: the caller fenced them).
@@ -82,7 +97,7 @@ class ScratchPool {
         return;
       }
     }
-    Kokkos::kokkos_free<MemSpace>(p);
+    MemSpace().deallocate("kspmv::scratch", p, size);
   }
 
   // Frees every kept block.
@@ -93,7 +108,7 @@ class ScratchPool {
       blocks.swap(free_);
       kept_ = 0;
     }
-    for (const auto& b : blocks) Kokkos::kokkos_free<MemSpace>(b.second);
+    for (const auto& b : blocks) MemSpace().deallocate("kspmv::scratch", b.second, b.first);
   }
 
   std::size_t kept_bytes() {
@@ -103,6 +118,17 @@ class ScratchPool {
 
  private:
   ScratchPool() = default;
+  // The memory space's own allocation, with no Kokkos allocation record:
+  // on CUDA a record copies its header to the device and fences the
+  // default instance, so every View allocated waits for the device.
+  void* allocate(std::size_t size) {
+    try {
+      return MemSpace().allocate("kspmv::scratch", size);
+    } catch (...) {  // the kept blocks may be what is missing
+      release();
+      return MemSpace().allocate("kspmv::scratch", size);
+    }
+  }
   static std::size_t rounded(std::size_t bytes) {
     std::size_t p = 256;
     while (p < bytes) p *= 2;
@@ -151,6 +177,97 @@ class ScratchSet {
  private:
   ExecSpace space_;
   std::vector<std::pair<void*, std::size_t>> blocks_;
+};
+
+// Whether host memory spaces also take a format's arrays from kept blocks
+// (FormatArrays), as device spaces do: off, but a test turns it on, so
+// that the host build (and its sanitizers) runs the code device builds run.
+inline bool& host_arrays_from_blocks() {
+  static bool on = false;
+  return on;
+}
+
+// Shared ownership of the blocks holding a format's arrays: the last copy
+// to go fences the device (kernels may still read them, as a free waits
+// for them) and gives the blocks back to the pool, which keeps them for the
+// next conversion (up to kScratchKeptBytes) or frees them.
+template <class MemSpace>
+class KeptBlocks {
+ public:
+  bool empty() const { return !hold_ || hold_->blocks.empty(); }
+  std::size_t count() const { return hold_ ? hold_->blocks.size() : 0; }
+
+ private:
+  struct Hold {
+    std::vector<std::pair<void*, std::size_t>> blocks;
+    Hold() = default;
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    ~Hold() {
+      if (blocks.empty()) return;
+      // Past Kokkos::finalize the pool has gone with the spaces; a format
+      // living on is a caller's error, and its blocks are left.
+      if (!Kokkos::is_initialized()) return;
+      Kokkos::fence();
+      for (const auto& b : blocks) ScratchPool<MemSpace>::instance().give_back(b.first, b.second);
+    }
+  };
+  std::shared_ptr<Hold> hold_;
+  template <class ExecSpace>
+  friend class FormatArrays;
+};
+
+// The arrays a conversion makes for its format to keep: take() gives an
+// uninitialized view of n values of T from a kept block (ScratchPool's
+// take_close), so a conversion after another, or auto's candidates after
+// the ones it freed, allocates nothing, and a new block is the memory
+// space's own allocation, which neither fences nor copies a header (a
+// Kokkos View's allocation on CUDA does both: 0.05-0.3 ms each, as much as
+// a few SpMVs of a million-row matrix). The format holds kept() with its
+// views, which do not own their memory. On host memory spaces the views
+// are Kokkos's own (host_arrays_from_blocks turns the blocks on).
+template <class ExecSpace>
+class FormatArrays {
+ public:
+  using memory_space = typename ExecSpace::memory_space;
+
+  explicit FormatArrays(const ExecSpace& space) : space_(space) {
+    kept_.hold_ = std::make_shared<typename KeptBlocks<memory_space>::Hold>();
+  }
+  FormatArrays(const FormatArrays&) = delete;
+  FormatArrays& operator=(const FormatArrays&) = delete;
+
+  template <class T>
+  Kokkos::View<T*, memory_space> take(const std::string& label, std::size_t n) {
+    if (!from_blocks()) return Kokkos::View<T*, memory_space>(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, label), n);
+    const std::pair<void*, std::size_t> block = ScratchPool<memory_space>::instance().take_close(n * sizeof(T));
+    kept_.hold_->blocks.push_back(block);
+    return Kokkos::View<T*, memory_space>(static_cast<T*>(block.first), n);
+  }
+  // The same, every value `value` (asynchronously on the space).
+  template <class T>
+  Kokkos::View<T*, memory_space> take_filled(const std::string& label, std::size_t n, const T value) {
+    const auto v = take<T>(label, n);
+    Kokkos::deep_copy(space_, v, value);
+    return v;
+  }
+  // A device copy of a host vector (a blocking copy: `from` may go).
+  template <class T>
+  Kokkos::View<T*, memory_space> upload(const std::vector<T>& from, const std::string& label) {
+    const auto v = take<T>(label, from.size());
+    Kokkos::deep_copy(space_, v, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(from.data(), from.size()));
+    space_.fence();
+    return v;
+  }
+  // The blocks taken so far, for the format to hold with its views.
+  KeptBlocks<memory_space> kept() const { return kept_; }
+
+ private:
+  bool from_blocks() const {
+    return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible || host_arrays_from_blocks();
+  }
+  ExecSpace space_;
+  KeptBlocks<memory_space> kept_;
 };
 
 }  // namespace detail

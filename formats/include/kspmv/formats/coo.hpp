@@ -52,6 +52,7 @@ struct CooDevice {
   // Per-chunk partial sums: scratch for each apply (one apply at a time;
   // a kspmv::SpmvHandle holds its own: with_own_scratch).
   Kokkos::View<Scalar*, memory_space> head, tail;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
 
@@ -188,7 +189,6 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using C = CooDevice<Scalar, ExecSpace>;
-  using M = typename C::memory_space;
   ExecSpace space;
   C c;
   c.nrows = a.nrows;
@@ -198,9 +198,10 @@ CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a
   if (c.nnz > std::numeric_limits<int>::max() - c.chunk)
     throw FormatCannotHoldError("coo: " + std::to_string(c.nnz) + " entries exceed its 32-bit entry index");
   c.nchunks = static_cast<int>((c.nnz + c.chunk - 1) / c.chunk);
-  c.row = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::row"), c.nnz);
-  c.col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::col"), c.nnz);
-  c.val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::val"), c.nnz);
+  detail::FormatArrays<ExecSpace> arrays(space);
+  c.row = arrays.template take<int>("kspmv::coo::row", c.nnz);
+  c.col = arrays.template take<int>("kspmv::coo::col", c.nnz);
+  c.val = arrays.template take<Scalar>("kspmv::coo::val", c.nnz);
   Kokkos::deep_copy(space, c.col, a.col_idx);
   Kokkos::deep_copy(space, c.val, a.values);
   const auto row = c.row;
@@ -215,15 +216,13 @@ CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a
   auto spans = KOKKOS_LAMBDA(const std::int64_t i) {
     return rp(i + 1) > rp(i) && (rp(i + 1) - 1) / chunk > rp(i) / chunk;
   };
-  c.span_row = detail::rows_where(space, a.nrows, spans, "kspmv::coo::span_row");
+  c.span_row = detail::rows_where(space, a.nrows, spans, "kspmv::coo::span_row", &arrays);
   c.empty_rows = detail::rows_where(
-      space, a.nrows, KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1) == rp(i); }, "kspmv::coo::empty_rows");
+      space, a.nrows, KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1) == rp(i); }, "kspmv::coo::empty_rows", &arrays);
   c.nspan = static_cast<int>(c.span_row.extent(0));
   c.nempty = static_cast<int>(c.empty_rows.extent(0));
-  c.span_first = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::span_first"),
-                                       c.nspan);
-  c.span_last = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::coo::span_last"),
-                                      c.nspan);
+  c.span_first = arrays.template take<int>("kspmv::coo::span_first", c.nspan);
+  c.span_last = arrays.template take<int>("kspmv::coo::span_last", c.nspan);
   const auto span_row = c.span_row, span_first = c.span_first, span_last = c.span_last;
   Kokkos::parallel_for(
       "kspmv::coo::span_chunks", Kokkos::RangePolicy<ExecSpace>(space, 0, c.nspan), KOKKOS_LAMBDA(const int s) {
@@ -231,8 +230,9 @@ CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a
         span_first(s) = static_cast<int>(rp(i) / chunk);
         span_last(s) = static_cast<int>((rp(i + 1) - 1) / chunk);
       });
-  c.head = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::coo::head"), c.nchunks);
-  c.tail = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::coo::tail"), c.nchunks);
+  c.head = arrays.template take_filled<Scalar>("kspmv::coo::head", c.nchunks, Scalar(0));
+  c.tail = arrays.template take_filled<Scalar>("kspmv::coo::tail", c.nchunks, Scalar(0));
+  c.storage = arrays.kept();
   space.fence();
   c.conversion_seconds = timer.seconds();
   return c;

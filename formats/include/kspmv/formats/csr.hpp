@@ -45,6 +45,7 @@ struct CsrDeviceT {
   Kokkos::View<int*, memory_space> row_ptr;
   Kokkos::View<int*, memory_space> col_idx;
   Kokkos::View<Scalar*, memory_space> values;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   int vector_length = 1;  // lanes per row
   int rows_per_team = 1;
   // CUDA: each lane walks at most a few entries of its row (see
@@ -69,7 +70,6 @@ template <class Scalar, class ExecSpace, CsrKernel Kind>
 CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt) {
   Kokkos::Timer timer;
   using M = CsrDeviceT<Scalar, ExecSpace, Kind>;
-  using mem = typename M::memory_space;
   ExecSpace space;
   M d;
   d.nrows = a.nrows;
@@ -79,19 +79,18 @@ CsrDeviceT<Scalar, ExecSpace, Kind> build_csr(const DeviceCsr<Scalar, ExecSpace>
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError(std::string(M::format_name) + ": " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit row offsets (max 2^31-1)");
-  Kokkos::View<int*, mem> row_ptr(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::row_ptr"),
-                                  a.row_ptr.extent(0));
+  FormatArrays<ExecSpace> arrays(space);
+  const auto row_ptr = arrays.template take<int>("kspmv::csr::row_ptr", a.row_ptr.extent(0));
   const auto src = a.row_ptr;
   Kokkos::parallel_for(
       "kspmv::csr::narrow_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, row_ptr.extent(0)),
       KOKKOS_LAMBDA(const std::int64_t i) { row_ptr(i) = static_cast<int>(src(i)); });
   d.row_ptr = row_ptr;
-  d.col_idx = Kokkos::View<int*, mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::col_idx"),
-                                      a.nnz());
+  d.col_idx = arrays.template take<int>("kspmv::csr::col_idx", a.nnz());
   Kokkos::deep_copy(space, d.col_idx, a.col_idx);
-  d.values = Kokkos::View<Scalar*, mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::values"),
-                                        a.nnz());
+  d.values = arrays.template take<Scalar>("kspmv::csr::values", a.nnz());
   Kokkos::deep_copy(space, d.values, a.values);
+  d.storage = arrays.kept();
   if (is_host_space<ExecSpace>()) {
     d.vector_length = 1;
     d.rows_per_team = 1024;

@@ -44,6 +44,7 @@ struct CsrAdaptiveDevice {
   CsrDevice<Scalar, ExecSpace> csr;              // the caller's CSR, unchanged
   Kokkos::View<int*, memory_space> sorted_rows;  // rows by length, ascending
   Kokkos::View<int*, memory_space> ranges;       // 4 ints per range: begin, end, tpr, first team
+  detail::KeptBlocks<memory_space> storage;      // what the two above are taken from (FormatArrays)
   std::vector<TprRange> host_ranges;
   int blocks = 0;  // teams of the single CUDA launch
   KernelPath kernel = KernelPath::Auto;
@@ -55,8 +56,8 @@ struct CsrAdaptiveDevice {
 };
 
 namespace detail {
-template <class MemSpace>
-Kokkos::View<int*, MemSpace> upload_ranges(const std::vector<TprRange>& r, const std::string& label) {
+// The ranges as the kernels read them: 4 ints a range.
+inline std::vector<int> flat_ranges(const std::vector<TprRange>& r, const std::string& label) {
   // The CUDA kernel finds a block's range with one warp ballot (a lane a
   // range). tpr_ranges on lengths sorted ascending gives one range per
   // TPR, a power of two up to the block: at most 9 for 256.
@@ -65,7 +66,11 @@ Kokkos::View<int*, MemSpace> upload_ranges(const std::vector<TprRange>& r, const
   std::vector<int> flat;
   for (const auto& x : r) flat.insert(flat.end(), {x.begin, x.end, x.tpr, x.first_block});
   if (flat.empty()) flat.assign(4, 0);
-  return upload<int, MemSpace>(flat, label);
+  return flat;
+}
+template <class MemSpace>
+Kokkos::View<int*, MemSpace> upload_ranges(const std::vector<TprRange>& r, const std::string& label) {
+  return upload<int, MemSpace>(flat_ranges(r, label), label);
 }
 
 // Rows [begin, end) of `order` (sorted positions) with `tpr` lanes per row
@@ -120,7 +125,6 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const DeviceCsr<Scalar, Exe
                                                      const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using D = CsrAdaptiveDevice<Scalar, ExecSpace>;
-  using M = typename D::memory_space;
   ExecSpace space;
   D d;
   d.nrows = a.nrows;
@@ -130,9 +134,11 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const DeviceCsr<Scalar, Exe
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("csr-adaptive: " + std::to_string(a.nnz()) +
                                 " entries exceed its 32-bit row offsets (max 2^31-1)");
-  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::csr_adaptive::lengths");
+  detail::ScratchSet<ExecSpace> temps(space);
+  detail::FormatArrays<ExecSpace> arrays(space);
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::csr_adaptive::lengths", &temps);
   const std::int64_t longest = longest_row(space, a.row_ptr);
-  d.sorted_rows = detail::rows_by_length(space, len, longest, false, "kspmv::csr_adaptive::sorted_rows");
+  d.sorted_rows = detail::rows_by_length(space, len, longest, false, "kspmv::csr_adaptive::sorted_rows", &arrays);
   constexpr int block = D::block_threads;
   // Rows a class of threads per row, from the rows a length.
   std::vector<std::int64_t> count(kTprClasses, 0);
@@ -142,7 +148,8 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const DeviceCsr<Scalar, Exe
   d.host_ranges = tpr_ranges_from_counts(count, block);
   d.blocks = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
   d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
-  d.ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::csr_adaptive::ranges");
+  d.ranges = arrays.upload(detail::flat_ranges(d.host_ranges, "kspmv::csr_adaptive::ranges"), "kspmv::csr_adaptive::ranges");
+  d.storage = arrays.kept();
   space.fence();
   d.conversion_seconds = timer.seconds();
   return d;

@@ -99,6 +99,7 @@ struct CsrMergeDevice {
   // unit keeps one a column of the fused kernel (kBlockColumns), column
   // j's at j * (that panel's units).
   Kokkos::View<Scalar*, memory_space> head, tail;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
 
@@ -329,19 +330,17 @@ double mean_row_window(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace
 template <class Scalar, class ExecSpace>
 CsrDevice<Scalar, ExecSpace> csr_column_panels(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a,
                                                int panels) {
-  using M = typename ExecSpace::memory_space;
   CsrDevice<Scalar, ExecSpace> c;
+  FormatArrays<ExecSpace> arrays(space);
   c.nrows = a.nrows;
   c.ncols = a.ncols;
   c.nnz = a.nnz();
   const int n = a.nrows;
   const std::int64_t ncols = a.ncols, stride = std::int64_t(n) + 1, nnz = a.nnz();
-  c.row_ptr = Kokkos::View<int*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr_merge::panel_row_ptr"), stride * panels);
-  c.col_idx = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::col_idx"),
-                                    nnz);
-  c.values = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr::values"),
-                                      nnz);
+  c.row_ptr = arrays.template take<int>("kspmv::csr_merge::panel_row_ptr", stride * panels);
+  c.col_idx = arrays.template take<int>("kspmv::csr::col_idx", nnz);
+  c.values = arrays.template take<Scalar>("kspmv::csr::values", nnz);
+  c.storage = arrays.kept();
   const auto rp = c.row_ptr;
   const auto col = c.col_idx;
   const auto val = c.values;
@@ -433,7 +432,6 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 CsrMergeDevice<Scalar, ExecSpace> to_csr_merge(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using D = CsrMergeDevice<Scalar, ExecSpace>;
-  using M = typename D::memory_space;
   using range = Kokkos::pair<std::int64_t, std::int64_t>;
   ExecSpace space;
   D d;
@@ -461,12 +459,13 @@ CsrMergeDevice<Scalar, ExecSpace> to_csr_merge(const DeviceCsr<Scalar, ExecSpace
   // Each panel's first entry (the last: nnz), on the host.
   std::vector<std::int64_t> first(static_cast<std::size_t>(d.panels) + 1, 0);
   first.back() = d.nnz;
+  detail::FormatArrays<ExecSpace> arrays(space);
   if (d.panels == 1) {
     d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
   } else {
     d.csr = detail::csr_column_panels(space, a, d.panels);
-    Kokkos::View<int*, M> starts(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr_merge::panel_starts"),
-                                 d.panels);
+    detail::ScratchSet<ExecSpace> temps(space);
+    const auto starts = temps.template take<int>("kspmv::csr_merge::panel_starts", d.panels);
     const auto rp = d.csr.row_ptr;
     Kokkos::parallel_for(
         "kspmv::csr_merge::panel_starts", Kokkos::RangePolicy<ExecSpace>(space, 0, d.panels),
@@ -492,10 +491,8 @@ CsrMergeDevice<Scalar, ExecSpace> to_csr_merge(const DeviceCsr<Scalar, ExecSpace
     d.units += q.units;
     most_units = std::max(most_units, q.units);
   }
-  d.unit_row = Kokkos::View<int*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr_merge::unit_row"), d.units + d.panels);
-  d.unit_nz = Kokkos::View<int*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr_merge::unit_nz"), d.units + d.panels);
+  d.unit_row = arrays.template take<int>("kspmv::csr_merge::unit_row", d.units + d.panels);
+  d.unit_nz = arrays.template take<int>("kspmv::csr_merge::unit_nz", d.units + d.panels);
   const int nrows = d.nrows;
   std::vector<detail::device_ints<ExecSpace>> spans(static_cast<std::size_t>(d.panels));
   for (int p = 0; p < d.panels; ++p) {
@@ -521,7 +518,7 @@ CsrMergeDevice<Scalar, ExecSpace> to_csr_merge(const DeviceCsr<Scalar, ExecSpace
         KOKKOS_LAMBDA(const std::int64_t i) {
           return (i + rp(i) - base) / per_unit != (i + rp(i + 1) - base) / per_unit;
         },
-        "kspmv::csr_merge::span_row");
+        "kspmv::csr_merge::span_row", &arrays);
   }
   for (int p = 0; p < d.panels; ++p) {
     auto& q = d.panel[static_cast<std::size_t>(p)];
@@ -532,18 +529,15 @@ CsrMergeDevice<Scalar, ExecSpace> to_csr_merge(const DeviceCsr<Scalar, ExecSpace
   if (d.panels == 1) {
     d.span_row = spans[0];
   } else {
-    d.span_row = Kokkos::View<int*, M>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr_merge::span_row"), d.nspan);
+    d.span_row = arrays.template take<int>("kspmv::csr_merge::span_row", d.nspan);
     for (int p = 0; p < d.panels; ++p) {
       const auto& q = d.panel[static_cast<std::size_t>(p)];
       Kokkos::deep_copy(space, Kokkos::subview(d.span_row, range(q.span0, q.span0 + q.nspan)),
                         spans[static_cast<std::size_t>(p)]);
     }
   }
-  d.span_first = Kokkos::View<int*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr_merge::span_first"), d.nspan);
-  d.span_last = Kokkos::View<int*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::csr_merge::span_last"), d.nspan);
+  d.span_first = arrays.template take<int>("kspmv::csr_merge::span_first", d.nspan);
+  d.span_last = arrays.template take<int>("kspmv::csr_merge::span_last", d.nspan);
   for (int p = 0; p < d.panels; ++p) {
     const auto P = detail::merge_panel(d, p);
     const std::int64_t base = first[p];
@@ -556,8 +550,9 @@ CsrMergeDevice<Scalar, ExecSpace> to_csr_merge(const DeviceCsr<Scalar, ExecSpace
         });
   }
   const std::int64_t partials = std::int64_t(most_units) * detail::merge_partial_columns<ExecSpace>();
-  d.head = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::csr_merge::head"), partials);
-  d.tail = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::csr_merge::tail"), partials);
+  d.head = arrays.template take_filled<Scalar>("kspmv::csr_merge::head", partials, Scalar(0));
+  d.tail = arrays.template take_filled<Scalar>("kspmv::csr_merge::tail", partials, Scalar(0));
+  d.storage = arrays.kept();
   space.fence();
   d.conversion_seconds = timer.seconds();
   return d;

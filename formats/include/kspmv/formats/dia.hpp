@@ -44,6 +44,7 @@ struct DiaDevice {
   // refresh walks rows (slot_walk) without a map of 4 bytes an entry.
   int mask_words = 0;
   Kokkos::View<std::uint64_t*, memory_space> row_diagonals;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
 
@@ -60,7 +61,6 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using D = DiaDevice<Scalar, ExecSpace>;
-  using M = typename D::memory_space;
   ExecSpace space;
   D d;
   d.nrows = a.nrows;
@@ -68,7 +68,10 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
   d.nnz = a.nnz();
   d.kernel = opt.kernel;
   const std::int64_t shift = std::int64_t(a.nrows) - 1, span = std::int64_t(a.nrows) + a.ncols;
-  Kokkos::View<int*, M> used(Kokkos::view_alloc(space, "kspmv::dia::used"), span);
+  detail::ScratchSet<ExecSpace> temps(space);
+  detail::FormatArrays<ExecSpace> arrays(space);
+  const auto used = temps.template take<int>("kspmv::dia::used", span);
+  Kokkos::deep_copy(space, used, 0);
   const auto rp = a.row_ptr;
   const auto col = detail::read_only(a.col_idx);
   Kokkos::parallel_for(
@@ -79,7 +82,7 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
           if (used(col(k) - i + shift) == 0) Kokkos::atomic_exchange(&used(col(k) - i + shift), 1);
       });
   // Each occupied diagonal's number, in ascending offset.
-  Kokkos::View<int*, M> slot(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::dia::slot"), span);
+  const auto slot = temps.template take<int>("kspmv::dia::slot", span);
   std::int64_t ndiag = 0;
   Kokkos::parallel_scan(
       "kspmv::dia::number", Kokkos::RangePolicy<ExecSpace>(space, 0, span),
@@ -102,17 +105,16 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
                                       "dia: " + std::to_string(ndiag) + " padded diagonals", opt.memory_budget_bytes);
   d.ndiag = static_cast<int>(ndiag);
   d.pitch = static_cast<int>(pitch);
-  d.offsets = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::dia::offsets"),
-                                    ndiag);
+  d.offsets = arrays.template take<int>("kspmv::dia::offsets", ndiag);
   const auto offsets = d.offsets;
   Kokkos::parallel_for(
       "kspmv::dia::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, span), KOKKOS_LAMBDA(const std::int64_t u) {
         if (used(u)) offsets(slot(u)) = static_cast<int>(u - shift);
       });
-  d.data = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::dia::data"), static_cast<std::int64_t>(slots));
+  d.data = arrays.template take_filled<Scalar>("kspmv::dia::data", static_cast<std::int64_t>(slots), Scalar(0));
   d.mask_words = static_cast<int>((ndiag + 63) / 64);
-  d.row_diagonals = Kokkos::View<std::uint64_t*, M>(Kokkos::view_alloc(space, "kspmv::dia::row_diagonals"),
-                                                    std::int64_t(a.nrows) * d.mask_words);
+  d.row_diagonals =
+      arrays.template take_filled<std::uint64_t>("kspmv::dia::row_diagonals", std::int64_t(a.nrows) * d.mask_words, 0);
   const auto data = d.data;
   const auto mask = d.row_diagonals;
   const int words = d.mask_words;
@@ -134,6 +136,7 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
         }
         if (bits) mask(std::int64_t(i) * words + word) |= bits;
       });
+  d.storage = arrays.kept();
   space.fence();
   d.conversion_seconds = timer.seconds();
   return d;

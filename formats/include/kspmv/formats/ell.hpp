@@ -42,6 +42,7 @@ struct EllDevice {
   int padded_rows = 0;   // rows rounded up to whole slices of kEllSliceRows
   Kokkos::View<int*, memory_space> indices;
   Kokkos::View<Scalar*, memory_space> values;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
 
@@ -56,7 +57,6 @@ namespace detail {
 template <class Scalar, class ExecSpace>
 EllDevice<Scalar, ExecSpace> build_ell(const DeviceCsr<Scalar, ExecSpace>& a, std::int64_t K, const ConvertOptions& opt) {
   using E = EllDevice<Scalar, ExecSpace>;
-  using M = typename E::memory_space;
   ExecSpace space;
   E e;
   e.nrows = a.nrows;
@@ -72,10 +72,10 @@ EllDevice<Scalar, ExecSpace> build_ell(const DeviceCsr<Scalar, ExecSpace>& a, st
                               opt.memory_budget_bytes);
   e.width = static_cast<int>(K);
   e.padded_rows = static_cast<int>(rows);
-  e.indices = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::ell::indices"),
-                                    rows * K);
-  Kokkos::deep_copy(space, e.indices, -1);
-  e.values = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::ell::values"), rows * K);
+  FormatArrays<ExecSpace> arrays(space);
+  e.indices = arrays.template take_filled<int>("kspmv::ell::indices", rows * K, -1);
+  e.values = arrays.template take_filled<Scalar>("kspmv::ell::values", rows * K, Scalar(0));
+  e.storage = arrays.kept();
   const auto idx = e.indices;
   const auto val = e.values;
   const auto row_ptr = a.row_ptr;

@@ -26,6 +26,7 @@ struct EllrDevice {
   std::int64_t nnz = 0;
   EllDevice<Scalar, ExecSpace> ell;
   Kokkos::View<int*, memory_space> rl;  // entries per row
+  detail::KeptBlocks<memory_space> storage;  // what rl is taken from (FormatArrays)
   WarpIterations iterations;            // pellr eqs. (1), (2) in this order
   double conversion_seconds = 0;
 
@@ -43,7 +44,9 @@ EllrDevice<Scalar, ExecSpace> to_ellr(const DeviceCsr<Scalar, ExecSpace>& a, con
   const std::int64_t K = detail::ell_width_within_fill(a.nrows, a.nnz(), longest_row(space, a.row_ptr), opt, "ellr",
                                                        "use pellr or jad");
   e.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
-  e.rl = detail::row_lengths(space, a.row_ptr, "kspmv::ellr::rl");
+  detail::FormatArrays<ExecSpace> arrays(space);
+  e.rl = detail::row_lengths(space, a.row_ptr, "kspmv::ellr::rl", &arrays);
+  e.storage = arrays.kept();
   e.iterations = detail::warp_iterations(space, e.rl, detail::device_ints<ExecSpace>());
   space.fence();
   e.conversion_seconds = timer.seconds();

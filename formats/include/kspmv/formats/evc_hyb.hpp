@@ -115,6 +115,7 @@ struct EvcHybDevice {
   Kokkos::View<int*, memory_space> csr_ranges;  // 4 ints per range, first_block from 0
   Kokkos::View<int*, memory_space> csr_row_ptr, csr_col;
   Kokkos::View<Scalar*, memory_space> csr_val;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   int csr_teams = 0;
   EvcHybReport report;
   std::shared_ptr<detail::EvcRooflineOnce> roofline = std::make_shared<detail::EvcRooflineOnce>();
@@ -317,14 +318,16 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   d.kernel = opt.kernel;
   const std::int64_t n = a.nrows;
   using policy = Kokkos::RangePolicy<ExecSpace>;
-  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::evc_hyb::lengths");
+  detail::ScratchSet<ExecSpace> len_temps(space);
+  detail::FormatArrays<ExecSpace> arrays(space);
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::evc_hyb::lengths", &len_temps);
   // Sorted order: length ascending, then first column, then row. The keys
   // (length x (ncols + 1) + first column + 1) x rows + row are unique; where
   // they would pass 2^63, equal lengths keep the rows' order.
   const std::int64_t longest = n > 0 ? longest_row(space, a.row_ptr) : 0;
   const std::int64_t cols1 = std::int64_t(a.ncols) + 1, rows = std::max<std::int64_t>(n, 1);
   const bool by_first = longest + 1 <= std::numeric_limits<std::int64_t>::max() / cols1 / rows;
-  Kokkos::View<int*, M> perm(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::new_to_old")), n);
+  const auto perm = arrays.template take<int>("kspmv::evc_hyb::new_to_old", n);
   bool sorted = false;
   if constexpr (detail::has_radix_sort<ExecSpace>()) {
     // The same order from two stable radix sorts of (key, row) pairs, by
@@ -388,8 +391,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) { count += len(i) <= split ? 1 : 0; }, short_rows);
   const int isplit = static_cast<int>(short_rows / 32 * 32);
   const std::int64_t nslices = isplit / 32, ncsr = n - isplit;
-  Kokkos::View<int*, M> csr_row_ptr(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::csr_row_ptr")),
-                                    ncsr + 1);
+  const auto csr_row_ptr = arrays.template take<int>("kspmv::evc_hyb::csr_row_ptr", ncsr + 1);
   // plan: [slice widths (nslices) | class ends (kTprClasses, 0 where a class
   // has no rows) | vector-CSR slots, as their value over 2^31 and the rest];
   // 4-byte ints, as the lengths and the positions are.
@@ -493,18 +495,15 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   if (flat.empty()) flat.assign(detail::kEvcBlockInts, 0);
   if (slice_block.empty()) slice_block.push_back(0);
   d.new_to_old = perm;
-  d.ell_blocks = detail::upload<int, M>(flat, "kspmv::evc_hyb::ell_blocks");
-  d.csr_ranges = detail::upload_ranges<M>(d.host_ranges, "kspmv::evc_hyb::csr_ranges");
+  d.ell_blocks = arrays.upload(flat, "kspmv::evc_hyb::ell_blocks");
+  d.csr_ranges = arrays.upload(detail::flat_ranges(d.host_ranges, "kspmv::evc_hyb::csr_ranges"), "kspmv::evc_hyb::csr_ranges");
   d.csr_row_ptr = csr_row_ptr;
-  d.slice_block = detail::upload<int, M>(slice_block, "kspmv::evc_hyb::slice_block");
-  d.ell_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::ell_col")), slots);
-  d.ell_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::evc_hyb::ell_val")), slots);
+  d.slice_block = arrays.upload(slice_block, "kspmv::evc_hyb::slice_block");
+  d.ell_col = arrays.template take_filled<int>("kspmv::evc_hyb::ell_col", slots, -1);
+  d.ell_val = arrays.template take_filled<Scalar>("kspmv::evc_hyb::ell_val", slots, Scalar(0));
   // The vector-CSR slots are all written by its fill below, padding included.
-  d.csr_col = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::csr_col")),
-                                    csr_slots);
-  d.csr_val = Kokkos::View<Scalar*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::csr_val")), csr_slots);
-  Kokkos::deep_copy(space, d.ell_col, -1);
+  d.csr_col = arrays.template take<int>("kspmv::evc_hyb::csr_col", csr_slots);
+  d.csr_val = arrays.template take<Scalar>("kspmv::evc_hyb::csr_val", csr_slots);
   d.longest = longest;
   d.report.isplit = isplit;
   // The entries; padding holds column -1, value 0. The sub-ELL rows along
@@ -556,15 +555,15 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
     }
     if (gather) {
       d.gather_y = true;
-      d.old_to_new = Kokkos::View<int*, M>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::evc_hyb::old_to_new")), n);
+      d.old_to_new = arrays.template take<int>("kspmv::evc_hyb::old_to_new", n);
       const auto old_to_new = d.old_to_new;
       Kokkos::parallel_for(
           "kspmv::evc_hyb::old_to_new", policy(space, 0, n),
           KOKKOS_LAMBDA(const std::int64_t p) { old_to_new(perm(p)) = static_cast<int>(p); });
-      d.y_sorted = Kokkos::View<Scalar*, M>("kspmv::evc_hyb::y_sorted", static_cast<std::size_t>(a.nrows));
+      d.y_sorted = arrays.template take_filled<Scalar>("kspmv::evc_hyb::y_sorted", a.nrows, Scalar(0));
     }
   }
+  d.storage = arrays.kept();
   space.fence();
   d.conversion_seconds = timer.seconds();
   return d;

@@ -28,6 +28,7 @@ struct HybDevice {
   // Where each row's entries past the ELL start in the COO part (nrows +
   // 1): what a refresh walks by (slot_walk).
   Kokkos::View<const offset_t*, memory_space> coo_row_start;
+  detail::KeptBlocks<memory_space> storage;  // what coo_row_start is taken from (FormatArrays)
   std::int64_t longest = 0;  // the longest row
   double conversion_seconds = 0;
 
@@ -63,13 +64,14 @@ inline std::int64_t hyb_k_one_third_rule(const std::vector<std::int64_t>& length
 
 namespace detail {
 // Rows [rp(i) + K, rp(i + 1)) of `a`: the entries past an ELL of width K,
-// as a device CSR of the same shape (HYB's COO part).
+// as a device CSR of the same shape (HYB's COO part): its offsets taken
+// from `arrays` (HYB keeps them), its columns and values from `temps` (the
+// COO part copies them).
 template <class Scalar, class ExecSpace>
 DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a,
-                                          std::int64_t K, std::int64_t longest) {
-  using M = typename ExecSpace::memory_space;
-  Kokkos::View<offset_t*, M> rp(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_row_ptr"),
-                                a.row_ptr.extent(0));
+                                          std::int64_t K, std::int64_t longest, FormatArrays<ExecSpace>& arrays,
+                                          ScratchSet<ExecSpace>& temps) {
+  const auto rp = arrays.template take<offset_t>("kspmv::hyb::tail_row_ptr", a.row_ptr.extent(0));
   const auto src = a.row_ptr;
   std::int64_t total = 0;
   Kokkos::parallel_scan(
@@ -82,8 +84,8 @@ DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCs
         }
       },
       total);
-  Kokkos::View<ordinal_t*, M> col(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_col"), total);
-  Kokkos::View<Scalar*, M> val(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::hyb::tail_val"), total);
+  const auto col = temps.template take<ordinal_t>("kspmv::hyb::tail_col", total);
+  const auto val = temps.template take<Scalar>("kspmv::hyb::tail_val", total);
   const auto acol = detail::read_only(a.col_idx);
   const auto aval = detail::read_only(a.values);
   // Row i's entries from its K-th on go to the tail, from rp(i).
@@ -150,9 +152,12 @@ HybDevice<Scalar, ExecSpace> to_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const
   }
   K = std::min(maxlen, K);
   h.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
-  const auto tail = detail::entries_past(space, a, K, maxlen);
+  detail::FormatArrays<ExecSpace> arrays(space);
+  detail::ScratchSet<ExecSpace> temps(space);
+  const auto tail = detail::entries_past(space, a, K, maxlen, arrays, temps);
   h.coo = to_coo_device(tail, opt);
   h.coo_row_start = tail.row_ptr;
+  h.storage = arrays.kept();
   h.longest = maxlen;
   space.fence();
   h.conversion_seconds = timer.seconds();

@@ -30,6 +30,7 @@ struct JadDevice {
   Kokkos::View<int*, memory_space> jd_ptr;      // size ndiag + 1
   Kokkos::View<int*, memory_space> indices;
   Kokkos::View<Scalar*, memory_space> values;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   double conversion_seconds = 0;
 
   std::size_t storage_bytes() const {
@@ -45,7 +46,6 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using J = JadDevice<Scalar, ExecSpace>;
-  using M = typename J::memory_space;
   ExecSpace space;
   J j;
   j.nrows = a.nrows;
@@ -54,18 +54,19 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
   j.order = opt.output_order;
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("jad: " + std::to_string(a.nnz()) + " entries exceed its 32-bit index");
-  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::jad::lengths");
+  detail::ScratchSet<ExecSpace> temps(space);
+  detail::FormatArrays<ExecSpace> arrays(space);
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::jad::lengths", &temps);
   const std::int64_t longest = longest_row(space, a.row_ptr);
-  const auto perm = detail::rows_by_length(space, len, longest, true, "kspmv::jad::new_to_old");
+  const auto perm = detail::rows_by_length(space, len, longest, true, "kspmv::jad::new_to_old", &arrays);
   const int nrows = a.nrows;
   j.ndiag = nrows > 0 ? static_cast<int>(longest) : 0;
-  j.rl = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::rl"), nrows);
+  j.rl = arrays.template take<int>("kspmv::jad::rl", nrows);
   const auto rl = j.rl;
   Kokkos::parallel_for(
       "kspmv::jad::rl", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows),
       KOKKOS_LAMBDA(const int r) { rl(r) = len(perm(r)); });
-  j.jd_ptr = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::jd_ptr"),
-                                   j.ndiag + 1);
+  j.jd_ptr = arrays.template take<int>("kspmv::jad::jd_ptr", j.ndiag + 1);
   const auto jd_ptr = j.jd_ptr;
   const int ndiag = j.ndiag;
   Kokkos::parallel_scan(
@@ -84,10 +85,8 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
           sum += lo;
         }
       });
-  j.indices = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::indices"),
-                                    a.nnz());
-  j.values = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::jad::values"),
-                                      a.nnz());
+  j.indices = arrays.template take<int>("kspmv::jad::indices", a.nnz());
+  j.values = arrays.template take<Scalar>("kspmv::jad::values", a.nnz());
   const auto idx = j.indices;
   const auto val = j.values;
   const auto rp = a.row_ptr;
@@ -106,6 +105,7 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
         }
       });
   j.new_to_old = perm;
+  j.storage = arrays.kept();
   space.fence();
   j.conversion_seconds = timer.seconds();
   return j;

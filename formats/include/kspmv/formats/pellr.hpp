@@ -50,6 +50,7 @@ struct PellrDevice {
   Kokkos::View<int*, memory_space> slice_offset;  // first slot of each slice, size nslices + 1
   Kokkos::View<int*, memory_space> indices;       // -1: padding
   Kokkos::View<Scalar*, memory_space> values;
+  detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
   WarpIterations ellr_iterations, pellr_iterations;  // pellr eqs. (1), (2)
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
@@ -67,7 +68,6 @@ template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   Kokkos::Timer timer;
   using P = PellrDevice<Scalar, ExecSpace>;
-  using M = typename P::memory_space;
   ExecSpace space;
   P p;
   p.nrows = a.nrows;
@@ -75,10 +75,12 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
   p.nnz = a.nnz();
   p.order = opt.output_order;
   p.kernel = opt.kernel;
-  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::pellr::lengths");
+  detail::ScratchSet<ExecSpace> temps(space);
+  detail::FormatArrays<ExecSpace> arrays(space);
+  const auto len = detail::row_lengths(space, a.row_ptr, "kspmv::pellr::lengths", &temps);
   const std::int64_t longest = longest_row(space, a.row_ptr);
   p.longest = longest;
-  auto perm = detail::rows_by_length(space, len, longest, true, "kspmv::pellr::new_to_old");
+  auto perm = detail::rows_by_length(space, len, longest, true, "kspmv::pellr::new_to_old", &arrays);
   p.ellr_iterations = detail::warp_iterations(space, len, detail::device_ints<ExecSpace>());
   p.pellr_iterations = detail::warp_iterations(space, len, perm);
   p.sorted = opt.pellr_sort == RowSort::Always ||
@@ -91,10 +93,8 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
   }
   constexpr int slice = P::slice;
   p.nslices = static_cast<int>((static_cast<std::int64_t>(a.nrows) + slice - 1) / slice);
-  p.slice_width = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::pellr::slice_width"),
-                                        p.nslices);
-  p.slice_offset = Kokkos::View<int*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::pellr::slice_offset"), p.nslices + 1);
+  p.slice_width = arrays.template take<int>("kspmv::pellr::slice_width", p.nslices);
+  p.slice_offset = arrays.template take<int>("kspmv::pellr::slice_offset", p.nslices + 1);
   const auto width = p.slice_width;
   const auto offset = p.slice_offset;
   const int nrows = a.nrows, nslices = p.nslices;
@@ -114,10 +114,8 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
       total);
   if (total > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("pellr: " + std::to_string(total) + " slots exceed its 32-bit index");
-  p.indices = Kokkos::View<int*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::pellr::indices"),
-                                    total);
-  Kokkos::deep_copy(space, p.indices, -1);
-  p.values = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, "kspmv::pellr::values"), total);
+  p.indices = arrays.template take_filled<int>("kspmv::pellr::indices", total, -1);
+  p.values = arrays.template take_filled<Scalar>("kspmv::pellr::values", total, Scalar(0));
   const auto idx = p.indices;
   const auto val = p.values;
   const auto rp = a.row_ptr;
@@ -136,6 +134,7 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
         }
       });
   p.new_to_old = perm;
+  p.storage = arrays.kept();
   space.fence();
   p.conversion_seconds = timer.seconds();
   return p;
