@@ -307,6 +307,20 @@ class ValueMap {
                               to_slot};
   }
 
+  // The map of a format built from the values whose one value view holds
+  // them in the CSR's order (csr, coo, csr-merge in one panel): a refresh
+  // is one copy, nothing is stored, and no tags were needed to learn it.
+  static ValueMap in_csr_order(std::int64_t nnz, const views_type& views, const char* format) {
+    if (views.size() != 1 || static_cast<std::int64_t>(views[0].extent(0)) != nnz)
+      throw Error(ErrorCode::InvalidArgument, std::string(format) + ": its values are not one view in the CSR's order");
+    ValueMap m;
+    m.nnz_ = nnz;
+    m.set_starts(views);
+    m.identity_ = true;
+    m.valid_ = true;
+    return m;
+  }
+
   // A map of slots from a slot walk: slot(k) = s for every entry. The
   // refresh map of a walking format in the CSR's row order, and what a
   // refresh of a reordering of this CSR needs (reindexed()).

@@ -258,6 +258,11 @@ template <class Scalar, class ExecSpace>
 auto value_members(CooDevice<Scalar, ExecSpace>& f) {
   return std::tie(f.val);
 }
+// It keeps the CSR's entries in their order (matrix.hpp: has_csr_order).
+template <class Scalar, class ExecSpace>
+bool keeps_csr_order(const CooDevice<Scalar, ExecSpace>*, const DeviceCsr<Scalar, ExecSpace>&, const ConvertOptions&) {
+  return true;
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const CooDevice<Scalar, ExecSpace>& f) {

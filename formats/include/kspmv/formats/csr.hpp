@@ -233,6 +233,11 @@ template <class Scalar, class ExecSpace, CsrKernel Kind>
 auto value_members(CsrDeviceT<Scalar, ExecSpace, Kind>& f) {
   return std::tie(f.values);
 }
+// It keeps the CSR's entries in their order (matrix.hpp: has_csr_order).
+template <class Scalar, class ExecSpace, CsrKernel Kind>
+bool keeps_csr_order(const CsrDeviceT<Scalar, ExecSpace, Kind>*, const DeviceCsr<Scalar, ExecSpace>&, const ConvertOptions&) {
+  return true;
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace, CsrKernel Kind>
 Properties format_properties(const CsrDeviceT<Scalar, ExecSpace, Kind>& f) {

@@ -643,6 +643,13 @@ template <class Scalar, class ExecSpace>
 auto value_members(CsrMergeDevice<Scalar, ExecSpace>& f) {
   return std::tie(f.csr.values);
 }
+// In one column panel it keeps the CSR's entries in their order
+// (matrix.hpp: has_csr_order); panels reorder them.
+template <class Scalar, class ExecSpace>
+bool keeps_csr_order(const CsrMergeDevice<Scalar, ExecSpace>*, const DeviceCsr<Scalar, ExecSpace>& a,
+                     const ConvertOptions& opt) {
+  return csr_merge_column_panels(a, opt) == 1;
+}
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>
 Properties format_properties(const CsrMergeDevice<Scalar, ExecSpace>& f) {

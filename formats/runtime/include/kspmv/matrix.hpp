@@ -139,6 +139,19 @@ struct has_slot_walk<F, std::void_t<decltype(slot_walk(
                             std::declval<const Kokkos::View<const offset_t*, typename F::memory_space>&>()))>>
     : std::true_type {};
 
+// Whether format F may keep a CSR's entries in their order, in one value
+// view (keeps_csr_order says, before it is built, whether it will for a
+// given matrix): then it is built from the values, and its refresh map is
+// the identity, with no tag pass.
+template <class F, class = void>
+struct has_csr_order : std::false_type {};
+template <class F>
+struct has_csr_order<F, std::void_t<decltype(keeps_csr_order(
+                            std::declval<const F*>(),
+                            std::declval<const DeviceCsr<typename F::scalar_type, typename F::execution_space>&>(),
+                            std::declval<const ConvertOptions&>()))>>
+    : std::true_type {};
+
 // Whether format F knows which entry each of its slots holds (a slot
 // visit, row_segments.hpp): then it is built from the values themselves
 // and refreshed by gathering each slot's value (pkt), with no per-entry
@@ -1052,6 +1065,15 @@ class Matrix {
       const auto& d = device_view(a);
       if (!opt.value_map) return hold(build_format(d, opt));
       using F = decltype(build_format(d, opt));
+      if constexpr (detail::has_csr_order<F>::value) {
+        // Built from the values where it keeps their order: a refresh is
+        // one copy. A merged input sums through a map read off tags.
+        if (!merged && detail::keeps_csr_order(static_cast<const F*>(nullptr), d, opt)) {
+          F f = build_format(d, opt);
+          auto map = ValueMap<Scalar, ExecSpace>::in_csr_order(d.nnz(), detail::value_views(f), name);
+          return hold(std::move(f), std::move(map));
+        }
+      }
       if constexpr (detail::has_slot_walk<F>::value) {
         // Built from the values; refreshed by walking its rows, or through
         // a map of slots the walk writes (refresh_by_rows): no tags either
