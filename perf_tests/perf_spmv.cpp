@@ -113,6 +113,7 @@ double g_l2_bytes = 0;
 std::vector<Result> g_results;
 int g_wrong = 0;
 bool g_profile_split = false;
+bool g_cold_conversions = false;  // --cold-conversions
 // "N": y = A x; "T": y = A^T x (kspmv::spmv mode "T"; cuSPARSE's
 // transposed SpMV).
 std::string g_mode = "N";
@@ -556,6 +557,9 @@ void bench_format(benchmark::State& st, std::size_t mi, std::string runner, std:
       // The caller's matrix on the device (a solver that assembles there):
       // the conversion is timed from it.
       const auto d = kspmv::upload_csr<Scalar, Space>(a);
+      // A process's first build: no device blocks kept from the runners
+      // before (kspmv/core/scratch.hpp).
+      if (g_cold_conversions) kspmv::release_scratch<Space::memory_space>();
       Space().fence();
       auto m = kspmv::Matrix<Scalar>::convert(d, f, opt);
       if (g_have_model && g_mode == "N") r.model_s = model_estimate(a, L.name + "/" + precision, m, opt);
@@ -966,6 +970,8 @@ int main(int argc, char** argv) {
     auto* calibration = app.add_option("--calibration", calibration_file, "read the model's calibration from FILE");
     calibrate->excludes(calibration);
     app.add_flag("--profile-split", g_profile_split, "time evc-hyb runners again for T_A, T_X, T_Y (§3.3)");
+    app.add_flag("--cold-conversions", g_cold_conversions,
+                 "free the device blocks kspmv keeps before each runner's conversion, as a process's first has none");
     app.add_option("--mode", g_mode,
                    "N: y = A x; T: y = A^T x (kspmv's A^T built on the device, timed alone; cuSPARSE transposed)")
         ->check(CLI::IsMember({"N", "T"}));
