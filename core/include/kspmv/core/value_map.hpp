@@ -313,11 +313,8 @@ class ValueMap {
   static ValueMap in_csr_order(std::int64_t nnz, const views_type& views, const char* format) {
     if (views.size() != 1 || static_cast<std::int64_t>(views[0].extent(0)) != nnz)
       throw Error(ErrorCode::InvalidArgument, std::string(format) + ": its values are not one view in the CSR's order");
-    ValueMap m;
-    m.nnz_ = nnz;
-    m.set_starts(views);
+    ValueMap m = from_slots(nnz, views, {});
     m.identity_ = true;
-    m.valid_ = true;
     return m;
   }
 
