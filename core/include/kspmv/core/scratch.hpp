@@ -259,7 +259,8 @@ class FormatArrays {
     space_.fence();
     return v;
   }
-  // The blocks taken so far, for the format to hold with its views.
+  // The blocks this set takes, for the format to hold with its views
+  // (shared: what the set takes after the call is held too).
   KeptBlocks<memory_space> kept() const { return kept_; }
 
  private:
@@ -272,8 +273,9 @@ class FormatArrays {
 
 }  // namespace detail
 
-// Frees the blocks kept in MemSpace for conversions' temporaries (one
-// call per memory space). Kokkos::finalize frees them all.
+// Frees the blocks kept in MemSpace for conversions' temporaries and
+// formats' arrays, those no format holds now (one call per memory space).
+// Kokkos::finalize frees them all.
 template <class MemSpace>
 void release_scratch() {
   detail::ScratchPool<MemSpace>::instance().release();
