@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,17 +47,7 @@ class ScratchPool {
   // close sizes share blocks).
   std::pair<void*, std::size_t> take(std::size_t bytes) {
     const std::size_t size = rounded(bytes);
-    {
-      std::lock_guard<std::mutex> hold(lock_);
-      auto it = free_.lower_bound(size);
-      if (it != free_.end()) {
-        const auto block = *it;
-        free_.erase(it);
-        kept_ -= block.first;
-        return {block.second, block.first};
-      }
-    }
-    return {allocate(size), size};
+    return take_kept_or_new(size, std::numeric_limits<std::size_t>::max());
   }
 
   // A block for an array a format keeps (FormatArrays): the smallest kept
@@ -65,17 +56,7 @@ class ScratchPool {
   // eighth beyond its size.
   std::pair<void*, std::size_t> take_close(std::size_t bytes) {
     const std::size_t size = (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
-    {
-      std::lock_guard<std::mutex> hold(lock_);
-      auto it = free_.lower_bound(size);
-      if (it != free_.end() && it->first <= size + size / 8) {
-        const auto block = *it;
-        free_.erase(it);
-        kept_ -= block.first;
-        return {block.second, block.first};
-      }
-    }
-    return {allocate(size), size};
+    return take_kept_or_new(size, size + size / 8);
   }
 
   // Gives a block back (its users finished: the caller fenced them).
@@ -118,6 +99,21 @@ class ScratchPool {
 
  private:
   ScratchPool() = default;
+  // The smallest kept block of `size` to `most` bytes, else a new one of
+  // `size`.
+  std::pair<void*, std::size_t> take_kept_or_new(std::size_t size, std::size_t most) {
+    {
+      std::lock_guard<std::mutex> hold(lock_);
+      auto it = free_.lower_bound(size);
+      if (it != free_.end() && it->first <= most) {
+        const auto block = *it;
+        free_.erase(it);
+        kept_ -= block.first;
+        return {block.second, block.first};
+      }
+    }
+    return {allocate(size), size};
+  }
   // The memory space's own allocation, with no Kokkos allocation record:
   // on CUDA a record copies its header to the device and fences the
   // default instance, so every View allocated waits for the device.
@@ -193,10 +189,6 @@ inline bool& host_arrays_from_blocks() {
 // next conversion (up to kScratchKeptBytes) or frees them.
 template <class MemSpace>
 class KeptBlocks {
- public:
-  bool empty() const { return !hold_ || hold_->blocks.empty(); }
-  std::size_t count() const { return hold_ ? hold_->blocks.size() : 0; }
-
  private:
   struct Hold {
     std::vector<std::pair<void*, std::size_t>> blocks;
