@@ -205,7 +205,8 @@ TEST(Refresh, PktKeepsEachSlotsPlaceInItsRow) {
 // walking their rows and keep no slot a nonzero: the row offsets, and where a row
 // is longer than one segment where each row's segments start, 8 bytes a
 // row each. Those in the CSR's row order keep a slot a nonzero, written by
-// their walk (no tags).
+// their walk (no tags), but where CUDA's tuned path refreshes them by a
+// kernel of their own (dia, ell, ellr, pellr).
 TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
   const auto a = generate<double>("powerlaw:2000:6");  // hubs: rows longer than a segment
   const std::size_t two_per_row = 16 * static_cast<std::size_t>(a.nrows + 1);
@@ -239,7 +240,7 @@ TEST(Refresh, RowOrderDecidesWhatTheMapKeeps) {
   for (Format f : {Format::Pellr, Format::Dia, Format::Ell, Format::Ellr, Format::Ehyb}) {
     const auto m = Matrix<double>::convert(b, f, opt);
     EXPECT_TRUE(m.refreshable()) << format_name(f);
-    const bool tiled = detail::on_cuda<Kokkos::DefaultExecutionSpace>() && f != Format::Pellr && f != Format::Ehyb;
+    const bool tiled = detail::on_cuda<Kokkos::DefaultExecutionSpace>() && f != Format::Ehyb;
     if (tiled)
       EXPECT_LE(m.value_map_bytes(), 16 * static_cast<std::size_t>(b.nrows + 1)) << format_name(f);
     else
@@ -259,6 +260,15 @@ template <class S>
 bool tile_fits(std::int64_t width) {
   return detail::on_cuda<Space>() && width > 0 && width * 33 * std::int64_t(sizeof(S)) <= 48 * 1024;
 }
+
+// The longest row pellr's and jad's CUDA refresh kernels take, and the
+// fewest entries a row holds on average where they do, sorted or in the
+// caller's order (tile_refresh_cuda.hpp's kWarpRowsRefreshLongest,
+// kWarpRowsRefreshMeanEntries and kWarpRowsScatterMeanEntries), worked
+// out here.
+constexpr std::int64_t kWarpRowsLongest = 4096;
+constexpr std::int64_t kWarpRowsMeanEntries = 10;
+constexpr std::int64_t kWarpRowsScatterMeanEntries = 6;
 
 // a with row `hub` holding every column.
 HostCsr<double> with_hub_row(const HostCsr<double>& a, ordinal_t hub) {
@@ -387,6 +397,59 @@ TEST(Refresh, EvcHybKernelWritesTheBitsOfAFreshBuild) {
                                "uniform:1000:0:40:seed=4", "blockdiag:333:5", "hub"}) {
         const auto a = std::string(spec) == "hub" ? with_hub_row(generate<double>("banded:1200:3"), 600)
                                                   : generate<double>(spec);
+        check(a, spec + mode);
+        check(convert_scalar<float>(a), spec + mode + " (float)");
+      }
+      std::vector<std::tuple<int, int, double>> sparse;
+      for (int i = 0; i < 900; i += 7)
+        for (int j = 0; j < 1 + i % 45; ++j) sparse.emplace_back(i, (i * 13 + j * 29) % 900, 1.0 + j);
+      check(kspmv_test::from_triplets<double>(900, 900, sparse), "empty rows" + mode);
+      check(kspmv_test::from_triplets<double>(1, 1, {{0, 0, 5.0}}), "1x1" + mode);
+      check(HostCsr<double>(40, 40), "no entries" + mode);
+    }
+  }
+}
+
+// pellr (sorted and in the caller's order) and jad on CUDA's tuned path
+// refresh by their own kernels (a warp 32 rows read as one run into a
+// tile): value array for value array a build of the new values, padding
+// included. Rows of 27, 41 and 65 entries pass the tile's columns (23 in
+// double, 32 in float: one width, several runs); the graphs' rows of
+// mixed lengths; a hub row of 1,200 entries goes through the tile, one of
+// 5,000 takes the walk (sorted pellr, jad) or the scatter (pellr in the
+// caller's order), and so do rows of fewer than 10 entries on average
+// (sorted) or 6 (in the caller's order); empty rows, a last slice part
+// full, 1x1, no entries, float.
+TEST(Refresh, PellrAndJadKernelsWriteTheBitsOfAFreshBuild) {
+  for (const KernelPath path : {KernelPath::Auto, KernelPath::Portable}) {
+    for (const RowSort sort : {RowSort::Always, RowSort::Never}) {
+      auto opt = kspmv_test::test_options(path);
+      opt.pellr_sort = sort;
+      const bool sorted = sort == RowSort::Always;
+      const auto check = [&](const auto& a, const std::string& what) {
+        using S = typename std::decay_t<decltype(a)>::scalar_type;
+        // Sorted rows take the kernel only where they are long enough on
+        // average; rows in the caller's order wherever it fits.
+        const bool tuned = detail::on_cuda<Space>() && path == KernelPath::Auto &&
+                           kspmv_test::longest_row(a) <= kWarpRowsLongest &&
+                           a.nnz() >= (sorted ? kWarpRowsMeanEntries : kWarpRowsScatterMeanEntries) * std::int64_t(a.nrows);
+        const auto values = [](const auto& f) { return host_copy<S>(f.values); };
+        tuned_refresh_builds(
+            a, [&](const HostCsr<S>& m) { return to_pellr<S, Space>(upload_csr<S, Space>(m), opt); }, values, tuned,
+            what + " pellr", sorted);
+        if (sorted)
+          tuned_refresh_builds(
+              a, [&](const HostCsr<S>& m) { return to_jad<S, Space>(upload_csr<S, Space>(m), opt); }, values, tuned,
+              what + " jad", true);
+      };
+      const std::string mode = std::string(path == KernelPath::Auto ? " auto" : " portable") +
+                               (sorted ? " sorted" : " caller's order");
+      for (const char* spec : {"lap3d:9", "lap3d27:11", "banded:700:20", "banded:500:32", "uniform:1000:0:40:seed=4",
+                               "powerlaw:3000:8", "powerlaw:3000:16", "rmat:10:8", "blockdiag:333:5", "hub", "long hub"}) {
+        const std::string name = spec;
+        const auto a = name == "hub"        ? with_hub_row(generate<double>("banded:1200:8"), 600)
+                       : name == "long hub" ? with_hub_row(generate<double>("banded:5000:2"), 2500)
+                                            : generate<double>(spec);
         check(a, spec + mode);
         check(convert_scalar<float>(a), spec + mode + " (float)");
       }

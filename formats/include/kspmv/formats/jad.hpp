@@ -11,6 +11,9 @@
 
 #include "kspmv/core/properties.hpp"
 #include "kspmv/formats/pellr.hpp"
+#if KSPMV_ENABLE_CUDA
+#include "kspmv/backends/cuda/jad_cuda.hpp"
+#endif
 
 namespace kspmv {
 
@@ -31,6 +34,7 @@ struct JadDevice {
   Kokkos::View<int*, memory_space> indices;
   Kokkos::View<Scalar*, memory_space> values;
   detail::KeptBlocks<memory_space> storage;  // what the views above are taken from (FormatArrays)
+  KernelPath kernel = KernelPath::Auto;      // Auto: CUDA's refresh kernel (its SpMV is portable)
   double conversion_seconds = 0;
 
   std::size_t storage_bytes() const {
@@ -52,6 +56,7 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
   j.ncols = a.ncols;
   j.nnz = a.nnz();
   j.order = opt.output_order;
+  j.kernel = opt.kernel;
   if (a.nnz() > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("jad: " + std::to_string(a.nnz()) + " entries exceed its 32-bit index");
   detail::ScratchSet<ExecSpace> temps(space);
@@ -172,10 +177,32 @@ JadSlotWalk<Scalar, ExecSpace> slot_walk(const JadDevice<Scalar, ExecSpace>& f,
                                          const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
   return {{rp, f.new_to_old, f.nrows, f.ndiag}, f.jd_ptr};
 }
-// Refreshed by walking its rows, which it sorts (matrix.hpp).
+// Refreshed by walking its rows, which it sorts (matrix.hpp); on CUDA's
+// tuned path by a kernel of its own (jad_cuda.hpp, jad_refresh: a warp 32
+// rows read as one run into a tile written out a diagonal at a time)
+// where no row is longer than kWarpRowsRefreshLongest and rows hold
+// kWarpRowsRefreshMeanEntries entries or more on average.
 template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const JadDevice<Scalar, ExecSpace>&) {
   return true;
+}
+// True where it wrote the values, false where the slot walk is to.
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const JadDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (f.kernel != KernelPath::Auto || f.ndiag > cuda_tuned::kWarpRowsRefreshLongest ||
+        f.nnz < cuda_tuned::kWarpRowsRefreshMeanEntries * static_cast<std::int64_t>(f.nrows))
+      return false;
+    cuda_tuned::jad_refresh(space.cuda_stream(), f.nrows, f.new_to_old.data(), f.rl.data(), f.jd_ptr.data(),
+                            rp.data(), values.data(), f.values.data(), static_cast<long>(f.ndiag));
+    return true;
+  }
+#endif
+  (void)space, (void)f, (void)rp, (void)values;
+  return false;
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

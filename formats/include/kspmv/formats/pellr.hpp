@@ -256,10 +256,47 @@ PellrSlotWalk<Scalar, ExecSpace> slot_walk(const PellrDevice<Scalar, ExecSpace>&
                                            const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp) {
   return {{rp, f.new_to_old, f.nrows, f.longest}, f.slice_offset};
 }
-// Refreshed by walking its rows where they are sorted (matrix.hpp).
+// Refreshed by a kernel of its own on CUDA's tuned path
+// (pellr_cuda.hpp, pellr_refresh: a warp a slice, its rows read as one
+// run into a tile written out a column at a time) where no row is longer
+// than kWarpRowsRefreshLongest and rows hold, on average,
+// kWarpRowsRefreshMeanEntries entries or more where sorted,
+// kWarpRowsScatterMeanEntries where not; its map then keeps no slot a
+// nonzero. Elsewhere by walking its rows where they are sorted, by a
+// scatter where not (refresh_by_rows, matrix.hpp).
+template <class Scalar, class ExecSpace>
+bool has_tuned_refresh(const PellrDevice<Scalar, ExecSpace>& f) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    const long mean = f.sorted ? cuda_tuned::kWarpRowsRefreshMeanEntries : cuda_tuned::kWarpRowsScatterMeanEntries;
+    return f.kernel == KernelPath::Auto && f.longest <= cuda_tuned::kWarpRowsRefreshLongest &&
+           f.nnz >= mean * static_cast<std::int64_t>(f.nrows);
+  }
+#endif
+  (void)f;
+  return false;
+}
 template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const PellrDevice<Scalar, ExecSpace>& f) {
-  return f.sorted;
+  return f.sorted || has_tuned_refresh(f);
+}
+// True where it wrote the values (has_tuned_refresh), false where the
+// slot walk is to.
+template <class Scalar, class ExecSpace>
+bool tuned_refresh(const ExecSpace& space, const PellrDevice<Scalar, ExecSpace>& f,
+                   const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
+                   const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (!has_tuned_refresh(f)) return false;
+    cuda_tuned::pellr_refresh(space.cuda_stream(), f.nrows, f.nslices, f.slice_width.data(), f.slice_offset.data(),
+                              f.sorted ? f.new_to_old.data() : nullptr, rp.data(), values.data(), f.values.data(),
+                              static_cast<long>(f.longest));
+    return true;
+  }
+#endif
+  (void)space, (void)f, (void)rp, (void)values;
+  return false;
 }
 // What kspmv info --format and the benchmark report for this format.
 template <class Scalar, class ExecSpace>

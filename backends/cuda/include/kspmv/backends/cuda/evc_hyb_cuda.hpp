@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kspmv/backends/cuda/adaptive_cuda.hpp"
+#include "kspmv/backends/cuda/tile_refresh_cuda.hpp"
 #include "kspmv/core/device_util.hpp"
 
 namespace kspmv {
@@ -148,32 +149,19 @@ struct EvcHybRefresh {
   Scalar *ell_val = nullptr, *csr_val = nullptr;
 };
 
-// A warp a sub-ELL slice. Its 32 sorted rows lie far apart in the CSR;
-// the portable slot walk has each lane read its own row 8 bytes at a time
-// and write each of the row's slots a block's height apart (2.4-3.7
-// SpMVs a refresh on FEM meshes and bands, H100). Here the lanes read the
-// slice's rows as one run of entries, 32 a load whatever the rows'
-// lengths (a lane finds its entry's row by a search of the rows' ends,
-// shuffles), put each entry in a tile of shared memory at (its column,
-// its row), and write the tile out a column at a time: a column of the
-// slice is 32 consecutive slots. Padding is written too, with the 0 a
-// build puts there, so every sector written is whole. Rows wider than
-// the tile (the sub-ELL part holds rows up to evc-hyb's split, 128) go
-// through it in runs of tile_columns columns. Unroll loads are issued
-// before any is used; a warp skips those past its run (lap2d9's slices of
-// 9 entries a row took 135.8 us with 8 loads and 120.1 with 4 before it
-// did, H200).
+// A warp a sub-ELL slice (warp_rows_refresh, tile_refresh_cuda.hpp): its
+// 32 sorted rows lie far apart in the CSR; column c of a lane's row is
+// `height` slots after column c - 1. The portable slot walk, each lane
+// reading its own row 8 bytes at a time, took 2.4-3.7 SpMVs a refresh on
+// FEM meshes and bands (H100).
 template <class Scalar, int Warps, int Unroll>
 __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const EvcHybRefresh<Scalar> a,
                                                                          const int tile_columns) {
   extern __shared__ __align__(16) unsigned char evc_hyb_refresh_shared[];
-  constexpr unsigned all = 0xffffffffu;
   constexpr int B = detail::kEvcBlockInts;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long s = static_cast<long long>(blockIdx.x) * Warps + warp;
   if (s >= a.slices) return;
-  // Column j of the tile at j * 33: a row's entries (one lane each) fall
-  // in different banks.
   Scalar* tile = reinterpret_cast<Scalar*>(evc_hyb_refresh_shared) + warp * tile_columns * 33;
   const int q = ldg(a.slice_block + s);
   const int row_begin = ldg(a.blocks + B * q), height = ldg(a.blocks + B * q + 1);
@@ -184,37 +172,9 @@ __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const E
   const int r = ldg(a.new_to_old + p);
   const long long b = ldg(a.row_ptr + r);
   const int len = static_cast<int>(ldg(a.row_ptr + r + 1) - b);
-  for (int c0 = 0; c0 < width; c0 += tile_columns) {
-    const int columns = min(tile_columns, width - c0);
-    // This run's entries of each row (its columns c0 .. c0 + columns - 1),
-    // and where each row's end lies in the slice's run of them.
-    const int count = max(0, min(len - c0, columns));
-    const int end = warp_inclusive_sum(count);
-    const int begin = end - count, total = __shfl_sync(all, end, 31);
-    for (int base = 0; base < total; base += 32 * Unroll) {
-      int row[Unroll], column[Unroll];
-      Scalar v[Unroll];
-#pragma unroll
-      for (int u = 0; u < Unroll; ++u) {
-        const int at = base + 32 * u + lane;
-        row[u] = column[u] = 0;
-        v[u] = Scalar(0);
-        if (base + 32 * u >= total) continue;  // the same on all lanes: no search for loads past the run
-        const int l = warp_lane_holding(end, at);
-        const long long from = __shfl_sync(all, b, l);
-        row[u] = l;
-        column[u] = at - __shfl_sync(all, begin, l);
-        v[u] = at < total ? ld_stream(a.values + from + c0 + column[u]) : Scalar(0);
-      }
-#pragma unroll
-      for (int u = 0; u < Unroll; ++u)
-        if (base + 32 * u + lane < total) tile[column[u] * 33 + row[u]] = v[u];
-    }
-    __syncwarp();
-    for (int j = 0; j < columns; ++j)
-      __stcs(a.ell_val + slot0 + static_cast<long long>(c0 + j) * height, j < count ? tile[j * 33 + lane] : Scalar(0));
-    __syncwarp();  // the tile's next run
-  }
+  warp_rows_refresh<Scalar, Unroll>(
+      tile, tile_columns, width, b, len, a.values, a.ell_val,
+      [=](const int c) { return slot0 + static_cast<long long>(c) * height; }, true);
 }
 
 // The vector-CSR part, a warp `Groups` runs of 32 slots: each run lies in
@@ -260,16 +220,7 @@ void evc_hyb_refresh(cudaStream_t stream, const EvcHybRefresh<Scalar>& a) {
   constexpr int warps = 4;
   const int widest = a.widest;
   if (a.slices > 0 && widest > 0) {
-    // A tile as wide as the widest block where that keeps a block's tile
-    // within 24 KB (23 columns in double, 32 in float), else 128 bytes a
-    // row (16 columns in double): a row wider than the tile goes through
-    // it in runs, and the smaller tile leaves room for more warps an SM.
-    // H200, the sub-ELL kernel with 16 columns against the widest block's
-    // (up to 32): FEM meshes 1.06-1.21x faster (widths 26-95), rmat-21
-    // 1.28x (128); the band of 17 diagonals 0.90x, its rows then read in
-    // two runs (docs/perf/h200-evc-refresh-lab.cu).
-    const int fit = 24 * 1024 / (warps * 33 * static_cast<int>(sizeof(Scalar)));
-    const int columns = widest <= (fit < 32 ? fit : 32) ? widest : 128 / static_cast<int>(sizeof(Scalar));
+    const int columns = warp_rows_tile_columns<Scalar>(warps, widest);
     const int shared = warps * columns * 33 * static_cast<int>(sizeof(Scalar));
     evc_hyb_refresh_ell_kernel<Scalar, warps, 8>
         <<<blocks_for(a.slices, warps), warps * 32, shared, stream>>>(a, columns);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kspmv/backends/cuda/common.hpp"
+#include "kspmv/backends/cuda/tile_refresh_cuda.hpp"
 
 namespace kspmv {
 namespace cuda_tuned {
@@ -34,6 +35,48 @@ void pellr_spmv(cudaStream_t stream, int nrows, int nslices, const int* width, c
   pellr_kernel<Scalar><<<blocks_for(static_cast<long>(nslices) * 32, 128), 128, 0, stream>>>(
       nrows, nslices, width, offset, indices, values, new_to_old, alpha, x, beta, y);
   check_launch("kspmv::cuda_tuned::pellr_kernel");
+}
+
+// Its refresh (update_values), a warp a slice (warp_rows_refresh,
+// tile_refresh_cuda.hpp): the slice's rows, sorted or in the caller's
+// order (new_to_old null), read as one run into a tile that goes out a
+// column of 32 slots at a time, padding's 0 included. The rows of
+// `longest` entries at most set the tile's width.
+template <class Scalar, int Warps>
+__global__ void __launch_bounds__(Warps * 32)
+    pellr_refresh_kernel(int nrows, int nslices, const int* __restrict__ width, const int* __restrict__ offset,
+                         const int* __restrict__ new_to_old, const std::int64_t* __restrict__ row_ptr,
+                         const Scalar* __restrict__ values, Scalar* __restrict__ out, int tile_columns) {
+  extern __shared__ __align__(16) unsigned char pellr_refresh_shared[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int s = static_cast<int>(blockIdx.x) * Warps + warp;
+  if (s >= nslices) return;
+  Scalar* tile = reinterpret_cast<Scalar*>(pellr_refresh_shared) + warp * tile_columns * 33;
+  const int p = s * 32 + lane;
+  long long b = 0;
+  int len = 0;  // a lane past the last row has no entries: its slots stay padding
+  if (p < nrows) {
+    const int r = new_to_old ? ldg(new_to_old + p) : p;
+    b = ldg(row_ptr + r);
+    len = static_cast<int>(ldg(row_ptr + r + 1) - b);
+  }
+  const long long slot0 = static_cast<long long>(ldg(offset + s)) + lane;
+  warp_rows_refresh<Scalar, 8>(
+      tile, tile_columns, ldg(width + s), b, len, values, out,
+      [=](const int c) { return slot0 + 32LL * c; }, true);
+}
+
+template <class Scalar>
+void pellr_refresh(cudaStream_t stream, int nrows, int nslices, const int* width, const int* offset,
+                   const int* new_to_old, const std::int64_t* row_ptr, const Scalar* values, Scalar* out,
+                   long longest) {
+  constexpr int warps = 4;
+  if (nslices == 0 || longest <= 0) return;
+  const int columns = warp_rows_tile_columns<Scalar>(warps, longest);
+  const unsigned shared = static_cast<unsigned>(warps * columns * 33 * sizeof(Scalar));
+  pellr_refresh_kernel<Scalar, warps><<<blocks_for(nslices, warps), warps * 32, shared, stream>>>(
+      nrows, nslices, width, offset, new_to_old, row_ptr, values, out, columns);
+  check_launch("kspmv::cuda_tuned::pellr_refresh_kernel");
 }
 
 }  // namespace cuda_tuned

@@ -232,5 +232,110 @@ bool tile_refresh(cudaStream_t stream, int nrows, const std::int64_t* row_ptr, c
   return true;
 }
 
+
+// A warp refreshes 32 rows that lie far apart in the CSR (sorted pellr,
+// jad, evc-hyb's sub-ELL slices; each lane's row is `len` entries from
+// values + b, len 0 where the lane has none) whose slots go column-major:
+// column c of the lane's row at slot(c), consecutive over the lanes. A
+// lane reading its own row 8 bytes at a time writes each column a row
+// apart, and on rows of 20-30 entries the warps' rows outgrow L1 between
+// their columns (pellr and jad on the 27-point stencil 3.9 SpMVs a
+// refresh, H200). Here the lanes read the rows as one run of entries, 32
+// a load whatever the rows' lengths (a lane finds its entry's row by a
+// search of the rows' ends, shuffles), put each entry in `tile` (shared,
+// tile_columns x 33: a row's entries fall in different banks) at (its
+// column, its row), and write the tile out a column at a time. Rows wider
+// than the tile go through it in runs of tile_columns columns. pad: a
+// lane with no entry in a column all of whose slots exist (pellr's and
+// evc-hyb's padding) writes the 0 a build put there, so every sector
+// written is whole; columns no lane reaches are padding already and are
+// skipped. Unroll loads are issued before any is used; a warp skips those
+// past its run (lap2d9's slices of 9 entries a row: 135.8 us with 8 loads
+// and 120.1 with 4 before it did, H200).
+template <class Scalar, int Unroll, class Slot>
+__device__ __forceinline__ void warp_rows_refresh(Scalar* tile, int tile_columns, int width, long long b, int len,
+                                                  const Scalar* __restrict__ values, Scalar* __restrict__ out,
+                                                  const Slot& slot, bool pad) {
+  constexpr unsigned all = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  for (int c0 = 0; c0 < width; c0 += tile_columns) {
+    const int columns = min(tile_columns, width - c0);
+    // This run's entries of each row (its columns c0 .. c0 + columns - 1),
+    // and where each row's end lies in the warp's run of them.
+    const int count = max(0, min(len - c0, columns));
+    const int end = warp_inclusive_sum(count);
+    const int begin = end - count, total = __shfl_sync(all, end, 31);
+    if (total == 0) break;  // the same on all lanes: every row has ended
+    for (int base = 0; base < total; base += 32 * Unroll) {
+      int row[Unroll], column[Unroll];
+      Scalar v[Unroll];
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) {
+        const int at = base + 32 * u + lane;
+        row[u] = column[u] = 0;
+        v[u] = Scalar(0);
+        if (base + 32 * u >= total) continue;  // the same on all lanes: no search for loads past the run
+        const int l = warp_lane_holding(end, at);
+        const long long from = __shfl_sync(all, b, l);
+        row[u] = l;
+        column[u] = at - __shfl_sync(all, begin, l);
+        v[u] = at < total ? ld_stream(values + from + c0 + column[u]) : Scalar(0);
+      }
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u)
+        if (base + 32 * u + lane < total) tile[column[u] * 33 + row[u]] = v[u];
+    }
+    // A lane's entries fill a prefix of the columns: past the last any
+    // lane reaches, the columns hold padding only.
+#if __CUDA_ARCH__ >= 800
+    const int used = __reduce_max_sync(all, count);
+#else
+    int used = count;
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) used = max(used, __shfl_xor_sync(all, used, d));
+#endif
+    __syncwarp();
+    for (int j = 0; j < used; ++j)  // one store a column (the padding's in the same instruction)
+      if (pad || j < count) __stcs(out + slot(c0 + j), j < count ? tile[j * 33 + lane] : Scalar(0));
+    __syncwarp();  // the tile's next run
+  }
+}
+
+// The longest row a format refreshes with warp_rows_refresh: a warp takes
+// its 32 rows' columns in runs of the tile, so a slice holding a
+// power-law hub would be one warp's thousands of runs, where the portable
+// walk spreads the hub over many threads (row_segments.hpp).
+constexpr long kWarpRowsRefreshLongest = 4096;
+
+// The fewest entries a row, on average, where warp_rows_refresh takes the
+// place of a lane walking its own row (sorted pellr, jad): on short rows
+// a lane's row stays in L1 between its columns, and the walk, with no
+// search and no tile, was faster. H200, pellr sorted and jad, the tile /
+// the walk: 1.17-1.19x on the 7-point stencil (7 a row), 1.08-1.29x on
+// the 9-point (9), 1.18-1.19x on blocks of 4; 0.62-0.72x on rows of 12-17
+// (uniform rows of 4-20, a band of 17, FEM P1 meshes), 0.47x on the
+// 27-point stencil (docs/PERFORMANCE.md, "Refreshing pellr and jad a warp
+// of rows at a time").
+constexpr long kWarpRowsRefreshMeanEntries = 10;
+// The same where the alternative is a scatter through a map of a slot a
+// nonzero (pellr in the caller's order), which the tile also spares: the
+// tile / the scatter 1.05-1.12x on blocks of 4, 0.99-1.01x on the 7-point
+// stencil, 0.91-0.95x on the 9-point, 0.39-0.49x on FEM meshes.
+constexpr long kWarpRowsScatterMeanEntries = 6;
+
+// warp_rows_refresh's tile width: as wide as the widest row where a
+// block's `warps` tiles then fit in 24 KB (23 columns in double, 32 in
+// float), else 128 bytes a row (16 columns in double): a row wider than
+// the tile goes through it in runs, and the smaller tile leaves room for
+// more warps an SM. H200, evc-hyb's sub-ELL refresh with 16 columns
+// against the widest block's (up to 32): FEM meshes 1.06-1.21x faster
+// (widths 26-95), rmat-21 1.28x (128); the band of 17 diagonals 0.90x, its
+// rows then read in two runs (docs/perf/h200-evc-refresh-lab.cu).
+template <class Scalar>
+constexpr int warp_rows_tile_columns(int warps, long widest) {
+  const int fit = 24 * 1024 / (warps * 33 * static_cast<int>(sizeof(Scalar)));
+  return widest <= (fit < 32 ? fit : 32) ? static_cast<int>(widest) : 128 / static_cast<int>(sizeof(Scalar));
+}
+
 }  // namespace cuda_tuned
 }  // namespace kspmv
