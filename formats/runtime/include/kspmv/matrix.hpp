@@ -820,13 +820,15 @@ class Matrix {
 
   // Seconds one run of `run` takes on the device: a warm-up run (the first
   // launch of a kernel in a process also loads its module), then the
-  // better of two batches of at least 0.2 ms each, the timed single run
+  // better of two batches of at least 0.1 ms each, the timed single run
   // among them where it lasts that long already: an SpMV of milliseconds
   // (the large graphs) is timed twice, not three times (batches false:
-  // one run).
+  // one run). Batches of 0.2 ms took 12 runs of a 46 us SpMV a candidate
+  // where these take 8, 82 of a 5 us one where these take 42
+  // (docs/PERFORMANCE.md, "auto's trials in batches of 0.1 ms").
   template <class Run>
   static double trial_seconds(const ExecSpace& space, Run&& run, bool batches = true) {
-    constexpr double kBatchSeconds = 2e-4;
+    constexpr double kBatchSeconds = 1e-4;
     DeviceTimer<ExecSpace> timer(space);
     run();
     timer.start();
