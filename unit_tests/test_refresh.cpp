@@ -307,6 +307,18 @@ void tuned_refresh_builds(const HostCsr<S>& a, const Build& build, const Arrays&
   EXPECT_EQ(detail::refresh_by_rows(f), expected || walks_rows) << what;
   EXPECT_EQ(arrays(f), arrays(build(wrote ? b : a))) << what;
 }
+
+// The shapes a refresh kernel's test ends on: rows of 1-45 entries on
+// every seventh row (empty rows between), 1x1, no entries.
+template <class Check>
+void check_edge_shapes(const Check& check, const std::string& mode) {
+  std::vector<std::tuple<int, int, double>> sparse;
+  for (int i = 0; i < 900; i += 7)
+    for (int j = 0; j < 1 + i % 45; ++j) sparse.emplace_back(i, (i * 13 + j * 29) % 900, 1.0 + j);
+  check(kspmv_test::from_triplets<double>(900, 900, sparse), "empty rows" + mode);
+  check(kspmv_test::from_triplets<double>(1, 1, {{0, 0, 5.0}}), "1x1" + mode);
+  check(HostCsr<double>(40, 40), "no entries" + mode);
+}
 }  // namespace
 
 // dia, ell, ellr and hyb on CUDA's tuned path refresh by a tile of rows in
@@ -400,12 +412,7 @@ TEST(Refresh, EvcHybKernelWritesTheBitsOfAFreshBuild) {
         check(a, spec + mode);
         check(convert_scalar<float>(a), spec + mode + " (float)");
       }
-      std::vector<std::tuple<int, int, double>> sparse;
-      for (int i = 0; i < 900; i += 7)
-        for (int j = 0; j < 1 + i % 45; ++j) sparse.emplace_back(i, (i * 13 + j * 29) % 900, 1.0 + j);
-      check(kspmv_test::from_triplets<double>(900, 900, sparse), "empty rows" + mode);
-      check(kspmv_test::from_triplets<double>(1, 1, {{0, 0, 5.0}}), "1x1" + mode);
-      check(HostCsr<double>(40, 40), "no entries" + mode);
+      check_edge_shapes(check, mode);
     }
   }
 }
@@ -453,12 +460,7 @@ TEST(Refresh, PellrAndJadKernelsWriteTheBitsOfAFreshBuild) {
         check(a, spec + mode);
         check(convert_scalar<float>(a), spec + mode + " (float)");
       }
-      std::vector<std::tuple<int, int, double>> sparse;
-      for (int i = 0; i < 900; i += 7)
-        for (int j = 0; j < 1 + i % 45; ++j) sparse.emplace_back(i, (i * 13 + j * 29) % 900, 1.0 + j);
-      check(kspmv_test::from_triplets<double>(900, 900, sparse), "empty rows" + mode);
-      check(kspmv_test::from_triplets<double>(1, 1, {{0, 0, 5.0}}), "1x1" + mode);
-      check(HostCsr<double>(40, 40), "no entries" + mode);
+      check_edge_shapes(check, mode);
     }
   }
 }
