@@ -3,8 +3,9 @@
 // (the first n_d sorted rows), stored one after another from jd_ptr[d]. No
 // padding at all; entry d of sorted row r is at jd_ptr[d] + r, so a thread
 // per row reads each diagonal coalesced. x stays in the caller's order; y
-// in the caller's order by default, in the sorted order on request. Only a
-// portable kernel (compiled for CUDA by Kokkos) so far.
+// in the caller's order by default, in the sorted order on request. Its
+// SpMV is the portable kernel (compiled for CUDA by Kokkos); on CUDA's
+// tuned path its refresh has a kernel of its own (jad_cuda.hpp).
 #pragma once
 
 #include <tuple>

@@ -10,6 +10,8 @@
 // refresh on bands of 41 and 129 diagonals, H100). No column index and no
 // map is read: a row's n-th entry goes to column n (ELL), or to the n-th
 // diagonal its mask names (DIA; column n where the row has every one).
+// Rows that lie far apart in the CSR (the sorted formats) go through the
+// same kind of tile a warp of rows at a time (warp_rows_refresh, below).
 #pragma once
 
 #include <cstdint>
@@ -231,7 +233,6 @@ bool tile_refresh(cudaStream_t stream, int nrows, const std::int64_t* row_ptr, c
   check_launch("kspmv::cuda_tuned::tile_refresh_kernel");
   return true;
 }
-
 
 // A warp refreshes 32 rows that lie far apart in the CSR (sorted pellr,
 // jad, evc-hyb's sub-ELL slices; each lane's row is `len` entries from
