@@ -72,6 +72,11 @@ template <class MemSpace>
 Kokkos::View<int*, MemSpace> upload_ranges(const std::vector<TprRange>& r, const std::string& label) {
   return upload<int, MemSpace>(flat_ranges(r, label), label);
 }
+// The same into a format's kept arrays (FormatArrays).
+template <class Arrays>
+auto upload_ranges(Arrays& arrays, const std::vector<TprRange>& r, const std::string& label) {
+  return arrays.upload(flat_ranges(r, label), label);
+}
 
 // Rows [begin, end) of `order` (sorted positions) with `tpr` lanes per row
 // on a portable TeamPolicy: rows of a range <= 32 lanes share a team, a
@@ -148,7 +153,7 @@ CsrAdaptiveDevice<Scalar, ExecSpace> to_csr_adaptive(const DeviceCsr<Scalar, Exe
   d.host_ranges = tpr_ranges_from_counts(count, block);
   d.blocks = d.host_ranges.empty() ? 0 : d.host_ranges.back().first_block + d.host_ranges.back().blocks;
   d.csr = detail::build_csr<Scalar, ExecSpace, CsrKernel::Portable>(a, opt);
-  d.ranges = arrays.upload(detail::flat_ranges(d.host_ranges, "kspmv::csr_adaptive::ranges"), "kspmv::csr_adaptive::ranges");
+  d.ranges = detail::upload_ranges(arrays, d.host_ranges, "kspmv::csr_adaptive::ranges");
   d.storage = arrays.kept();
   space.fence();
   d.conversion_seconds = timer.seconds();

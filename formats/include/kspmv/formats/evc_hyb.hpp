@@ -496,7 +496,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
   if (slice_block.empty()) slice_block.push_back(0);
   d.new_to_old = perm;
   d.ell_blocks = arrays.upload(flat, "kspmv::evc_hyb::ell_blocks");
-  d.csr_ranges = arrays.upload(detail::flat_ranges(d.host_ranges, "kspmv::evc_hyb::csr_ranges"), "kspmv::evc_hyb::csr_ranges");
+  d.csr_ranges = detail::upload_ranges(arrays, d.host_ranges, "kspmv::evc_hyb::csr_ranges");
   d.csr_row_ptr = csr_row_ptr;
   d.slice_block = arrays.upload(slice_block, "kspmv::evc_hyb::slice_block");
   d.ell_col = arrays.template take_filled<int>("kspmv::evc_hyb::ell_col", slots, -1);
