@@ -187,16 +187,24 @@ template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const JadDevice<Scalar, ExecSpace>&) {
   return true;
 }
-// True where it wrote the values, false where the slot walk is to.
+template <class Scalar, class ExecSpace>
+bool has_tuned_refresh(const JadDevice<Scalar, ExecSpace>& f) {
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
+    return f.kernel == KernelPath::Auto && cuda_tuned::warp_rows_refresh_pays(f.ndiag, f.nnz, f.nrows, true);
+#endif
+  (void)f;
+  return false;
+}
+// True where it wrote the values (has_tuned_refresh), false where the
+// slot walk is to.
 template <class Scalar, class ExecSpace>
 bool tuned_refresh(const ExecSpace& space, const JadDevice<Scalar, ExecSpace>& f,
                    const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp,
                    const Kokkos::View<const Scalar*, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& values) {
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    if (f.kernel != KernelPath::Auto || f.ndiag > cuda_tuned::kWarpRowsRefreshLongest ||
-        f.nnz < cuda_tuned::kWarpRowsRefreshMeanEntries * static_cast<std::int64_t>(f.nrows))
-      return false;
+    if (!has_tuned_refresh(f)) return false;
     cuda_tuned::jad_refresh(space.cuda_stream(), f.nrows, f.new_to_old.data(), f.rl.data(), f.jd_ptr.data(),
                             rp.data(), values.data(), f.values.data(), static_cast<long>(f.ndiag));
     return true;

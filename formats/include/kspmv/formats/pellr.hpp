@@ -268,9 +268,8 @@ template <class Scalar, class ExecSpace>
 bool has_tuned_refresh(const PellrDevice<Scalar, ExecSpace>& f) {
 #if KSPMV_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    const long mean = f.sorted ? cuda_tuned::kWarpRowsRefreshMeanEntries : cuda_tuned::kWarpRowsScatterMeanEntries;
-    return f.kernel == KernelPath::Auto && f.longest <= cuda_tuned::kWarpRowsRefreshLongest &&
-           f.nnz >= mean * static_cast<std::int64_t>(f.nrows);
+    return f.kernel == KernelPath::Auto &&
+           cuda_tuned::warp_rows_refresh_pays(static_cast<long>(f.longest), f.nnz, f.nrows, f.sorted);
   }
 #endif
   (void)f;

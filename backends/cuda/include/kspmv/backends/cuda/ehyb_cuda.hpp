@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "kspmv/backends/cuda/common.hpp"
+#include "kspmv/backends/cuda/tile_refresh_cuda.hpp"
 #include "kspmv/core/adaptive.hpp"
 
 namespace kspmv {
@@ -302,7 +303,7 @@ void ehyb_refresh(cudaStream_t stream, const EhybRefresh<Scalar>& a, long long l
   const long long cap = sizeof(Scalar) == 8 ? 28 : 32;
   const int columns = static_cast<int>(longest < 1 ? 1 : longest > cap ? cap : longest);
   if (a.slices > 0) {
-    const int shared = warps * columns * 33 * static_cast<int>(sizeof(Scalar));
+    const unsigned shared = warp_tiles_bytes<Scalar>(warps, columns);
     ehyb_refresh_kernel<Scalar, warps, 8><<<blocks_for(a.slices, warps), warps * 32, shared, stream>>>(a, columns);
     check_launch("kspmv::cuda_tuned::ehyb_refresh_kernel");
   }

@@ -221,7 +221,7 @@ void evc_hyb_refresh(cudaStream_t stream, const EvcHybRefresh<Scalar>& a) {
   const int widest = a.widest;
   if (a.slices > 0 && widest > 0) {
     const int columns = warp_rows_tile_columns<Scalar>(warps, widest);
-    const int shared = warps * columns * 33 * static_cast<int>(sizeof(Scalar));
+    const unsigned shared = warp_tiles_bytes<Scalar>(warps, columns);
     evc_hyb_refresh_ell_kernel<Scalar, warps, 8>
         <<<blocks_for(a.slices, warps), warps * 32, shared, stream>>>(a, columns);
     check_launch("kspmv::cuda_tuned::evc_hyb_refresh_ell_kernel");

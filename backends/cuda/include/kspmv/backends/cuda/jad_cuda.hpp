@@ -45,7 +45,7 @@ void jad_refresh(cudaStream_t stream, int nrows, const int* new_to_old, const in
   constexpr int warps = 4;
   if (nrows == 0 || longest <= 0) return;
   const int columns = warp_rows_tile_columns<Scalar>(warps, longest);
-  const unsigned shared = static_cast<unsigned>(warps * columns * 33 * sizeof(Scalar));
+  const unsigned shared = warp_tiles_bytes<Scalar>(warps, columns);
   jad_refresh_kernel<Scalar, warps><<<blocks_for(nrows, 32 * warps), warps * 32, shared, stream>>>(
       nrows, new_to_old, rl, jd_ptr, row_ptr, values, out, columns);
   check_launch("kspmv::cuda_tuned::jad_refresh_kernel");

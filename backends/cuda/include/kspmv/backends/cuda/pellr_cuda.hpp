@@ -73,7 +73,7 @@ void pellr_refresh(cudaStream_t stream, int nrows, int nslices, const int* width
   constexpr int warps = 4;
   if (nslices == 0 || longest <= 0) return;
   const int columns = warp_rows_tile_columns<Scalar>(warps, longest);
-  const unsigned shared = static_cast<unsigned>(warps * columns * 33 * sizeof(Scalar));
+  const unsigned shared = warp_tiles_bytes<Scalar>(warps, columns);
   pellr_refresh_kernel<Scalar, warps><<<blocks_for(nslices, warps), warps * 32, shared, stream>>>(
       nrows, nslices, width, offset, new_to_old, row_ptr, values, out, columns);
   check_launch("kspmv::cuda_tuned::pellr_refresh_kernel");

@@ -324,6 +324,21 @@ constexpr long kWarpRowsRefreshMeanEntries = 10;
 // stencil, 0.91-0.95x on the 9-point, 0.39-0.49x on FEM meshes.
 constexpr long kWarpRowsScatterMeanEntries = 6;
 
+// Whether warp_rows_refresh takes a format's refresh: no row longer than
+// kWarpRowsRefreshLongest, and rows of at least the mean above which it
+// beat the walk (rows sorted by length) or the scatter (not sorted).
+constexpr bool warp_rows_refresh_pays(long longest, std::int64_t nnz, std::int64_t nrows, bool sorted) {
+  return longest <= kWarpRowsRefreshLongest &&
+         nnz >= (sorted ? kWarpRowsRefreshMeanEntries : kWarpRowsScatterMeanEntries) * nrows;
+}
+
+// The shared memory of `warps` tiles of `columns` columns (33 slots each:
+// a row's entries fall in different banks), for a launch.
+template <class Scalar>
+constexpr unsigned warp_tiles_bytes(int warps, int columns) {
+  return static_cast<unsigned>(warps * columns * 33 * sizeof(Scalar));
+}
+
 // warp_rows_refresh's tile width: as wide as the widest row where a
 // block's `warps` tiles then fit in 24 KB (23 columns in double, 32 in
 // float), else 128 bytes a row (16 columns in double): a row wider than
