@@ -929,6 +929,7 @@ void append_csv(const Result& r) {
 int main(int argc, char** argv) {
   std::string suite, matrices, formats, calibration_file;
   double calibrate_budget = -1;
+  long long scratch_limit_mb = -1;  // --scratch-limit-mb
   // The command line is read before Kokkos starts: --help and a bad flag
   // need no device, and Kokkos 3's initialize() prints its own help for
   // --help. Kokkos' flags (--kokkos-...) are left to Kokkos.
@@ -972,6 +973,10 @@ int main(int argc, char** argv) {
     app.add_flag("--profile-split", g_profile_split, "time evc-hyb runners again for T_A, T_X, T_Y (§3.3)");
     app.add_flag("--cold-conversions", g_cold_conversions,
                  "free the device blocks kspmv keeps before each runner's conversion, as a process's first has none");
+    app.add_option("--scratch-limit-mb", scratch_limit_mb,
+                   "keep at most this many MiB of free device blocks between conversions (kspmv::set_scratch_limit; "
+                   "default: the library's)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--mode", g_mode,
                    "N: y = A x; T: y = A^T x (kspmv's A^T built on the device, timed alone; cuSPARSE transposed)")
         ->check(CLI::IsMember({"N", "T"}));
@@ -1016,6 +1021,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(bargc, rest.data())) return 2;
 
   Kokkos::ScopeGuard guard(argc, argv);
+  if (scratch_limit_mb >= 0) kspmv::set_scratch_limit<Space::memory_space>(static_cast<std::size_t>(scratch_limit_mb) << 20);
   if (const char* env = std::getenv("KSPMV_SHARED_MATRICES")) g_matrix_dir = env;
   try {
     if (!suite.empty()) read_suite(suite);

@@ -39,17 +39,46 @@ TEST(Scratch, PoolReusesBlocksThatFit) {
   EXPECT_EQ(pool.kept_bytes(), std::size_t(0));
 }
 
-// Blocks past kScratchKeptBytes in all are freed as they come back, not kept.
-TEST(Scratch, PoolKeepsAtMostItsCap) {
+// Blocks past the pool's limit in all are freed as they come back, not
+// kept; on a host space the limit is kScratchKeptBytes unless set.
+TEST(Scratch, PoolKeepsAtMostItsLimit) {
   Pool& pool = Pool::instance();
   pool.release();
-  const auto big = pool.take(kspmv::kScratchKeptBytes - 4096);
-  const auto more = pool.take(1 << 20);
+  const std::size_t was = kspmv::scratch_limit<Kokkos::HostSpace>();
+  EXPECT_EQ(was, kspmv::kScratchKeptBytes);
+  kspmv::set_scratch_limit<Kokkos::HostSpace>(std::size_t(1) << 20);
+  EXPECT_EQ(kspmv::scratch_limit<Kokkos::HostSpace>(), std::size_t(1) << 20);
+  const auto big = pool.take((std::size_t(1) << 20) - 4096);
+  const auto more = pool.take(1 << 16);
   pool.give_back(big.first, big.second);
   pool.give_back(more.first, more.second);
-  EXPECT_LE(pool.kept_bytes(), kspmv::kScratchKeptBytes);
+  EXPECT_LE(pool.kept_bytes(), std::size_t(1) << 20);
   EXPECT_EQ(pool.kept_bytes(), big.second);
+  kspmv::set_scratch_limit<Kokkos::HostSpace>(was);
   pool.release();
+}
+
+// Lowering the limit frees the largest kept blocks until the rest fit;
+// a limit of 0 keeps nothing, and a block given back then is freed.
+TEST(Scratch, LoweringTheLimitFreesKeptBlocks) {
+  Pool& pool = Pool::instance();
+  pool.release();
+  const std::size_t was = kspmv::scratch_limit<Kokkos::HostSpace>();
+  const auto small = pool.take(1000), middle = pool.take(100000), large = pool.take(1000000);
+  pool.give_back(small.first, small.second);
+  pool.give_back(middle.first, middle.second);
+  pool.give_back(large.first, large.second);
+  EXPECT_EQ(pool.kept_bytes(), small.second + middle.second + large.second);
+  kspmv::set_scratch_limit<Kokkos::HostSpace>(small.second + middle.second);
+  EXPECT_EQ(pool.kept_bytes(), small.second + middle.second);
+  EXPECT_EQ(pool.take(50000).first, middle.first);  // still kept: the smallest that fits
+  pool.give_back(middle.first, middle.second);
+  kspmv::set_scratch_limit<Kokkos::HostSpace>(0);
+  EXPECT_EQ(pool.kept_bytes(), std::size_t(0));
+  const auto again = pool.take(1000);
+  pool.give_back(again.first, again.second);
+  EXPECT_EQ(pool.kept_bytes(), std::size_t(0));
+  kspmv::set_scratch_limit<Kokkos::HostSpace>(was);
 }
 
 // A set's views hold what is written to them until the set ends.

@@ -9,9 +9,10 @@
 // from blocks a finished one gave back (after fencing their last users)
 // and allocates only where none fits; a FormatArrays takes the arrays a
 // format keeps from the same blocks, and the format gives them back when
-// it goes. Blocks stay held for the process, up to kScratchKeptBytes of
-// them; release_scratch() (and Kokkos::finalize) frees them. On host
-// memory spaces both allocate plainly.
+// it goes. Free blocks stay held for the process, up to scratch_limit()
+// bytes of them (set_scratch_limit changes it); release_scratch() (and
+// Kokkos::finalize) frees them. On host memory spaces both allocate
+// plainly.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -19,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -29,7 +31,11 @@
 
 namespace kspmv {
 
-// Free blocks kept beyond this many bytes in all are freed when given back.
+// Free blocks kept beyond this many bytes in all are freed when given
+// back, unless set_scratch_limit sets another limit. On the H200, a limit
+// of a sixteenth of the device's memory (about 9 GB) instead changed the
+// conversions of the FEM and set-up suites by 0.77-1.15x a format
+// (geomean), within the spread between processes (docs/PERFORMANCE.md).
 inline constexpr std::size_t kScratchKeptBytes = std::size_t(512) << 20;
 
 namespace detail {
@@ -64,7 +70,7 @@ class ScratchPool {
   void give_back(void* p, std::size_t size) {
     {
       std::lock_guard<std::mutex> hold(lock_);
-      if (kept_ + size <= kScratchKeptBytes) {
+      if (kept_ + size <= limit_) {
         free_.emplace(size, p);
         kept_ += size;
         if (!armed_) {
@@ -95,6 +101,28 @@ class ScratchPool {
   std::size_t kept_bytes() {
     std::lock_guard<std::mutex> hold(lock_);
     return kept_;
+  }
+
+  // The most bytes of free blocks kept (scratch_limit).
+  std::size_t limit() {
+    std::lock_guard<std::mutex> hold(lock_);
+    return limit_;
+  }
+  // Keeps at most `bytes` of free blocks from now on, freeing the largest
+  // kept ones until those left fit.
+  void set_limit(std::size_t bytes) {
+    std::vector<std::pair<std::size_t, void*>> freed;
+    {
+      std::lock_guard<std::mutex> hold(lock_);
+      limit_ = bytes;
+      while (kept_ > limit_ && !free_.empty()) {
+        const auto last = std::prev(free_.end());
+        freed.emplace_back(*last);
+        kept_ -= last->first;
+        free_.erase(last);
+      }
+    }
+    for (const auto& b : freed) MemSpace().deallocate("kspmv::scratch", b.second, b.first);
   }
 
  private:
@@ -134,6 +162,7 @@ class ScratchPool {
   std::mutex lock_;
   std::multimap<std::size_t, void*> free_;
   std::size_t kept_ = 0;
+  std::size_t limit_ = kScratchKeptBytes;
   bool armed_ = false;
 };
 
@@ -186,7 +215,7 @@ inline bool& host_arrays_from_blocks() {
 // Shared ownership of the blocks holding a format's arrays: the last copy
 // to go fences the device (kernels may still read them, as a free waits
 // for them) and gives the blocks back to the pool, which keeps them for the
-// next conversion (up to kScratchKeptBytes) or frees them.
+// next conversion (up to its limit, scratch_limit) or frees them.
 template <class MemSpace>
 class KeptBlocks {
  private:
@@ -271,6 +300,20 @@ class FormatArrays {
 template <class MemSpace>
 void release_scratch() {
   detail::ScratchPool<MemSpace>::instance().release();
+}
+
+// The most bytes of free blocks kept in MemSpace between conversions
+// (kScratchKeptBytes, 512 MiB, unless set_scratch_limit set another).
+template <class MemSpace>
+std::size_t scratch_limit() {
+  return detail::ScratchPool<MemSpace>::instance().limit();
+}
+// Keeps at most `bytes` of free blocks in MemSpace from now on (0: none,
+// every block freed as it comes back), freeing kept blocks beyond it now.
+// Blocks that formats hold are not counted and stay theirs.
+template <class MemSpace>
+void set_scratch_limit(std::size_t bytes) {
+  detail::ScratchPool<MemSpace>::instance().set_limit(bytes);
 }
 
 }  // namespace kspmv
