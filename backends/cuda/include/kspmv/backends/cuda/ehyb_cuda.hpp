@@ -180,9 +180,7 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long g = static_cast<long long>(blockIdx.x) * Warps + warp;
   if (g >= a.slices) return;
-  // Column j of the tile at j * 33: a row's slots (one lane each) then
-  // fall in different banks.
-  Scalar* tile = reinterpret_cast<Scalar*>(ehyb_refresh_shared) + warp * tile_columns * 33;
+  Scalar* tile = warp_tile<Scalar>(ehyb_refresh_shared, warp, tile_columns);
   const int s = static_cast<int>(g);
   // The part holding slice s: the last one starting at or before it (a
   // part may be empty). One or two rounds of 32 probes.
@@ -251,7 +249,7 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
       const int step_l = __shfl_sync(all, step, l);
       if (sliced) {
         const int j = in_l + __popc(m_in & same);
-        if (j < tile_columns) tile[j * 33 + l] = v[u];
+        if (j < tile_columns) tile[j * kWarpTilePitch + l] = v[u];
         else a.ell_val[slot0 + static_cast<long long>(j) * 32 + l] = v[u];
       }
       if (extra) a.er_val[er_l + static_cast<long long>(step_l) * (out_l + __popc(m_out & same))] = v[u];
@@ -264,7 +262,7 @@ __global__ void __launch_bounds__(Warps * 32) ehyb_refresh_kernel(const EhybRefr
   __syncwarp();
   for (int j = 0; j < tile_columns; ++j) {
     if (!__any_sync(all, j < in)) break;
-    if (j < in) a.ell_val[slot0 + static_cast<long long>(j) * 32 + lane] = tile[j * 33 + lane];
+    if (j < in) a.ell_val[slot0 + static_cast<long long>(j) * 32 + lane] = tile[j * kWarpTilePitch + lane];
   }
 }
 

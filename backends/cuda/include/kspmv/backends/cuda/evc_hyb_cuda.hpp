@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(Warps * 32) evc_hyb_refresh_ell_kernel(const E
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long s = static_cast<long long>(blockIdx.x) * Warps + warp;
   if (s >= a.slices) return;
-  Scalar* tile = reinterpret_cast<Scalar*>(evc_hyb_refresh_shared) + warp * tile_columns * 33;
+  Scalar* tile = warp_tile<Scalar>(evc_hyb_refresh_shared, warp, tile_columns);
   const int q = ldg(a.slice_block + s);
   const int row_begin = ldg(a.blocks + B * q), height = ldg(a.blocks + B * q + 1);
   const int width = ldg(a.blocks + B * q + 2), offset = ldg(a.blocks + B * q + 3);

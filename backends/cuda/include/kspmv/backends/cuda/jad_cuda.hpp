@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(Warps * 32)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long p0 = (static_cast<long long>(blockIdx.x) * Warps + warp) * 32;
   if (p0 >= nrows) return;
-  Scalar* tile = reinterpret_cast<Scalar*>(jad_refresh_shared) + warp * tile_columns * 33;
+  Scalar* tile = warp_tile<Scalar>(jad_refresh_shared, warp, tile_columns);
   const int p = static_cast<int>(p0) + lane;
   long long b = 0;
   int len = 0;

@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(Warps * 32)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int s = static_cast<int>(blockIdx.x) * Warps + warp;
   if (s >= nslices) return;
-  Scalar* tile = reinterpret_cast<Scalar*>(pellr_refresh_shared) + warp * tile_columns * 33;
+  Scalar* tile = warp_tile<Scalar>(pellr_refresh_shared, warp, tile_columns);
   const int p = s * 32 + lane;
   long long b = 0;
   int len = 0;  // a lane past the last row has no entries: its slots stay padding

@@ -234,6 +234,16 @@ bool tile_refresh(cudaStream_t stream, int nrows, const std::int64_t* row_ptr, c
   return true;
 }
 
+// A warp's tile in a block's shared memory: `columns` columns of
+// kWarpTilePitch slots each, column j from j * kWarpTilePitch. 33 slots,
+// not 32: the entries of one row (the same slot of each column) then fall
+// in different banks.
+constexpr int kWarpTilePitch = 33;
+template <class Scalar>
+__device__ __forceinline__ Scalar* warp_tile(unsigned char* shared, int warp, int columns) {
+  return reinterpret_cast<Scalar*>(shared) + warp * columns * kWarpTilePitch;
+}
+
 // A warp refreshes 32 rows that lie far apart in the CSR (sorted pellr,
 // jad, evc-hyb's sub-ELL slices; each lane's row is `len` entries from
 // values + b, len 0 where the lane has none) whose slots go column-major:
@@ -243,9 +253,8 @@ bool tile_refresh(cudaStream_t stream, int nrows, const std::int64_t* row_ptr, c
 // their columns (pellr and jad on the 27-point stencil 3.9 SpMVs a
 // refresh, H200). Here the lanes read the rows as one run of entries, 32
 // a load whatever the rows' lengths (a lane finds its entry's row by a
-// search of the rows' ends, shuffles), put each entry in `tile` (shared,
-// tile_columns x 33: a row's entries fall in different banks) at (its
-// column, its row), and write the tile out a column at a time. Rows wider
+// search of the rows' ends, shuffles), put each entry in `tile` (warp_tile:
+// tile_columns columns) at (its column, its row), and write the tile out a column at a time. Rows wider
 // than the tile go through it in runs of tile_columns columns. pad: a
 // lane with no entry in a column all of whose slots exist (pellr's and
 // evc-hyb's padding) writes the 0 a build put there, so every sector
@@ -284,7 +293,7 @@ __device__ __forceinline__ void warp_rows_refresh(Scalar* tile, int tile_columns
       }
 #pragma unroll
       for (int u = 0; u < Unroll; ++u)
-        if (base + 32 * u + lane < total) tile[column[u] * 33 + row[u]] = v[u];
+        if (base + 32 * u + lane < total) tile[column[u] * kWarpTilePitch + row[u]] = v[u];
     }
     // A lane's entries fill a prefix of the columns: past the last any
     // lane reaches, the columns hold padding only.
@@ -297,7 +306,7 @@ __device__ __forceinline__ void warp_rows_refresh(Scalar* tile, int tile_columns
 #endif
     __syncwarp();
     for (int j = 0; j < used; ++j)  // one store a column (the padding's in the same instruction)
-      if (pad || j < count) __stcs(out + slot(c0 + j), j < count ? tile[j * 33 + lane] : Scalar(0));
+      if (pad || j < count) __stcs(out + slot(c0 + j), j < count ? tile[j * kWarpTilePitch + lane] : Scalar(0));
     __syncwarp();  // the tile's next run
   }
 }
@@ -332,11 +341,11 @@ constexpr bool warp_rows_refresh_pays(long longest, std::int64_t nnz, std::int64
          nnz >= (sorted ? kWarpRowsRefreshMeanEntries : kWarpRowsScatterMeanEntries) * nrows;
 }
 
-// The shared memory of `warps` tiles of `columns` columns (33 slots each:
-// a row's entries fall in different banks), for a launch.
+// The shared memory of `warps` tiles of `columns` columns (warp_tile), for
+// a launch.
 template <class Scalar>
 constexpr unsigned warp_tiles_bytes(int warps, int columns) {
-  return static_cast<unsigned>(warps * columns * 33 * sizeof(Scalar));
+  return static_cast<unsigned>(warps * columns * kWarpTilePitch * sizeof(Scalar));
 }
 
 // warp_rows_refresh's tile width: as wide as the widest row where a
@@ -349,7 +358,7 @@ constexpr unsigned warp_tiles_bytes(int warps, int columns) {
 // rows then read in two runs (docs/perf/h200-evc-refresh-lab.cu).
 template <class Scalar>
 constexpr int warp_rows_tile_columns(int warps, long widest) {
-  const int fit = 24 * 1024 / (warps * 33 * static_cast<int>(sizeof(Scalar)));
+  const int fit = 24 * 1024 / (warps * kWarpTilePitch * static_cast<int>(sizeof(Scalar)));
   return widest <= (fit < 32 ? fit : 32) ? static_cast<int>(widest) : 128 / static_cast<int>(sizeof(Scalar));
 }
 
