@@ -54,7 +54,7 @@ PatternSource counting_source(const HostCsr<double>& a, const PatternStats& exac
   src.caller_warps = warp_iterations(len);
   src.warp_entries.assign((len.size() + 31) / 32, 0.0);
   for (std::size_t p = 0; p < len.size(); ++p) src.warp_entries[p / 32] += double(len[p]);
-  src.diagonals = exact.diagonals;
+  src.counts.diagonals = exact.diagonals;
   std::vector<ordinal_t> ascending(len.size());
   std::iota(ascending.begin(), ascending.end(), 0);
   std::stable_sort(ascending.begin(), ascending.end(), [&](ordinal_t x, ordinal_t y) { return len[x] < len[y]; });

@@ -589,11 +589,13 @@ PatternStats detail::pattern_stats_in_runs(const PatternSource& src, int scalar_
   const FetchedRows rows{&fetched};
   part.emplace("kspmv::stats::per_warp");
   warp_figures(s, rows, caller_picks, rows, ascending_picks, scalar_bytes, f.local.back(), run_positions);
-  s.diagonals = src.diagonals;
+  part.emplace("kspmv::stats::await_counts");
+  const EntryCounts counts = src.await_counts ? src.await_counts() : src.counts;
+  s.diagonals = counts.diagonals;
   s.ehyb_window = std::max<std::int64_t>(1, src.ehyb_window);
-  s.ehyb_in_part = s.rows.nnz ? double(src.in_window) / double(s.rows.nnz) : 1.0;
-  s.pkt_in_packet = s.rows.nnz ? double(src.in_packet) / double(s.rows.nnz) : 1.0;
-  s.pkt_longest_in_packet = src.longest_in_packet;
+  s.ehyb_in_part = s.rows.nnz ? double(counts.in_window) / double(s.rows.nnz) : 1.0;
+  s.pkt_in_packet = s.rows.nnz ? double(counts.in_packet) / double(s.rows.nnz) : 1.0;
+  s.pkt_longest_in_packet = counts.longest_in_packet;
   return s;
 }
 
@@ -619,13 +621,13 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
       const std::int64_t d = std::int64_t(a.col_idx[k]) - i + a.nrows;
       if (!seen[static_cast<std::size_t>(d)]) {
         seen[static_cast<std::size_t>(d)] = 1;
-        ++src.diagonals;
+        ++src.counts.diagonals;
       }
-      if (i / src.ehyb_window == a.col_idx[k] / src.ehyb_window) ++src.in_window;
+      if (i / src.ehyb_window == a.col_idx[k] / src.ehyb_window) ++src.counts.in_window;
       if (i / packet_rows == a.col_idx[k] / packet_rows) ++row_in_packet;
     }
-    src.in_packet += row_in_packet;
-    src.longest_in_packet = std::max(src.longest_in_packet, row_in_packet);
+    src.counts.in_packet += row_in_packet;
+    src.counts.longest_in_packet = std::max(src.counts.longest_in_packet, row_in_packet);
   }
   src.fetch_rows = [&](const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out) {
     const std::vector<ordinal_t> ascending =

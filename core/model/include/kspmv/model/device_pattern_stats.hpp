@@ -4,7 +4,8 @@
 // sorted by length, pellr's warp iterations, each warp's entries,
 // diagonals, EHYB's and PKT's in-part shares); the host receives a number
 // per length and per 32-row warp, picks the warps the per-warp figures
-// sample (pick_warps) and gets those rows alone back. What auto and mode
+// sample (pick_warps) and gets those rows alone back, and takes their
+// figures while the device counts over the entries. What auto and mode
 // "T" rank formats by.
 #pragma once
 
@@ -22,6 +23,83 @@
 
 namespace kspmv {
 
+namespace detail {
+
+// The figures counted over every entry of `a` (EntryCounts: distinct
+// diagonals, entries within their row's EHYB window of `window` rows and
+// its PKT packet of `packet` rows, the most of a row in its packet) into
+// counts(0..3), queued on `space` with nothing waited for.
+template <class Scalar, class ExecSpace>
+void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, std::int64_t window,
+                   std::int64_t packet, ScratchSet<ExecSpace>& temps,
+                   const Kokkos::View<std::int64_t*, typename ExecSpace::memory_space>& counts) {
+  using M = typename ExecSpace::memory_space;
+  using policy = Kokkos::RangePolicy<ExecSpace>;
+  const std::int64_t n = a.nrows, ncols = a.ncols;
+  const auto row_ptr = a.row_ptr;
+  const auto col = a.col_idx;
+  Kokkos::deep_copy(space, counts, std::int64_t(0));
+  if (n == 0) return;
+  ProfilingRegion region("kspmv::stats::counted");
+  // One pass, a thread per kChunk consecutive entries (the row of its
+  // first found by a binary search of row_ptr): a row of a million
+  // entries is spread over many threads, not walked by one (a thread a
+  // row took 0.1 s on a power-law graph). Distinct j - i: a flag a
+  // diagonal (every writer stores the same 1). In-packet entries:
+  // counted per row (added once a row segment), for the sum and the
+  // longest.
+  constexpr std::int64_t kChunk = 64;
+  const std::int64_t nnz = a.nnz();
+  const std::int64_t chunks = (nnz + kChunk - 1) / kChunk;
+  // A byte a diagonal and an int a row (a row has under 2^31 entries).
+  const Kokkos::View<std::uint8_t*, M> seen = temps.template take<std::uint8_t>("kspmv::stats::diagonals", n + ncols + 1);
+  const Kokkos::View<int*, M> row_in_packet = temps.template take<int>("kspmv::stats::row_in_packet", n);
+  Kokkos::deep_copy(space, seen, std::uint8_t(0));
+  Kokkos::deep_copy(space, row_in_packet, 0);
+  // Each result into its own element of `counts` (a device view: no
+  // wait for it here).
+  const auto diagonals = Kokkos::subview(counts, 0), in_window = Kokkos::subview(counts, 1);
+  const auto in_packet = Kokkos::subview(counts, 2), longest_in_packet = Kokkos::subview(counts, 3);
+  Kokkos::parallel_reduce(
+      "kspmv::stats::counted", policy(space, 0, chunks),
+      KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_win) {
+        const std::int64_t k0 = c * kChunk, k1 = k0 + kChunk < nnz ? k0 + kChunk : nnz;
+        std::int64_t i = row_of_entry(row_ptr, n, k0), end = row_ptr(i + 1);
+        int in = 0;
+        for (std::int64_t k = k0; k < k1; ++k) {
+          while (k >= end && i + 1 < n) {
+            if (in) Kokkos::atomic_add(&row_in_packet(i), in);
+            in = 0;
+            ++i;
+            end = row_ptr(i + 1);
+          }
+          if (k >= end) break;  // past row_ptr(n): no row's entry
+          const std::int64_t j = col(k);
+          // Read before writing: every thread of a stencil stores to the
+          // same few flags, and stores to one address queue up.
+          if (!seen(j - i + n)) seen(j - i + n) = 1;
+          in_win += (i / window == j / window) ? 1 : 0;
+          in += (i / packet == j / packet) ? 1 : 0;
+        }
+        if (in) Kokkos::atomic_add(&row_in_packet(i), in);
+      },
+      in_window);
+  Kokkos::parallel_reduce(
+      "kspmv::stats::in_packet", policy(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum) { sum += std::int64_t(row_in_packet(r)); }, in_packet);
+  Kokkos::parallel_reduce(
+      "kspmv::stats::longest_in_packet", policy(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& most) {
+        if (std::int64_t(row_in_packet(r)) > most) most = row_in_packet(r);
+      },
+      Kokkos::Max<std::int64_t, M>(longest_in_packet));
+  Kokkos::parallel_reduce(
+      "kspmv::stats::count_diagonals", policy(space, 0, n + ncols + 1),
+      KOKKOS_LAMBDA(const std::int64_t d, std::int64_t& sum) { sum += std::int64_t(seen(d)); }, diagonals);
+}
+
+}  // namespace detail
+
 template <class Scalar, class ExecSpace>
 PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, int scalar_bytes,
                            const ModelHardware& hw, std::int64_t max_entries) {
@@ -29,7 +107,6 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   using policy = Kokkos::RangePolicy<ExecSpace>;
   const std::int64_t n = a.nrows, ncols = a.ncols;
   const auto row_ptr = a.row_ptr;
-  const auto col = a.col_idx;
   PatternSource src;
   src.nrows = n;
   src.ncols = ncols;
@@ -84,63 +161,32 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
   const std::int64_t window = model_ehyb_window(n, hw);
   const std::int64_t packet = pkt_default_rows(scalar_bytes);
   src.ehyb_window = window;
-  part.emplace("kspmv::stats::counted");
-  if (n > 0) {
-    // The figures counted over every entry in one pass, a thread per
-    // kChunk consecutive entries (the row of its first found by a binary
-    // search of row_ptr): a row of a million entries is spread over many
-    // threads, not walked by one (a thread a row took 0.1 s on a power-law
-    // graph). Distinct j - i: a flag a diagonal (every writer stores the
-    // same 1). In-packet entries: counted per row (added once a row
-    // segment), for the sum and the longest.
-    constexpr std::int64_t kChunk = 64;
-    const std::int64_t nnz = a.nnz();
-    const std::int64_t chunks = (nnz + kChunk - 1) / kChunk;
-    // A byte a diagonal and an int a row (a row has under 2^31 entries).
-    const Kokkos::View<std::uint8_t*, M> seen = temps.template take<std::uint8_t>("kspmv::stats::diagonals", n + ncols + 1);
-    const Kokkos::View<int*, M> row_in_packet = temps.template take<int>("kspmv::stats::row_in_packet", n);
-    Kokkos::deep_copy(space, seen, std::uint8_t(0));
-    Kokkos::deep_copy(space, row_in_packet, 0);
-    Kokkos::parallel_reduce(
-        "kspmv::stats::counted", policy(space, 0, chunks),
-        KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_window) {
-          const std::int64_t k0 = c * kChunk, k1 = k0 + kChunk < nnz ? k0 + kChunk : nnz;
-          std::int64_t i = detail::row_of_entry(row_ptr, n, k0), end = row_ptr(i + 1);
-          int in = 0;
-          for (std::int64_t k = k0; k < k1; ++k) {
-            while (k >= end && i + 1 < n) {
-              if (in) Kokkos::atomic_add(&row_in_packet(i), in);
-              in = 0;
-              ++i;
-              end = row_ptr(i + 1);
-            }
-            if (k >= end) break;  // past row_ptr(n): no row's entry
-            const std::int64_t j = col(k);
-            // Read before writing: every thread of a stencil stores to the
-            // same few flags, and stores to one address queue up.
-            if (!seen(j - i + n)) seen(j - i + n) = 1;
-            in_window += (i / window == j / window) ? 1 : 0;
-            in += (i / packet == j / packet) ? 1 : 0;
-          }
-          if (in) Kokkos::atomic_add(&row_in_packet(i), in);
-        },
-        src.in_window);
-    Kokkos::parallel_reduce(
-        "kspmv::stats::in_packet", policy(space, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum) { sum += std::int64_t(row_in_packet(r)); }, src.in_packet);
-    Kokkos::parallel_reduce(
-        "kspmv::stats::longest_in_packet", policy(space, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& most) {
-          if (std::int64_t(row_in_packet(r)) > most) most = row_in_packet(r);
-        },
-        Kokkos::Max<std::int64_t>(src.longest_in_packet));
-    Kokkos::parallel_reduce(
-        "kspmv::stats::count_diagonals", policy(space, 0, n + ncols + 1),
-        KOKKOS_LAMBDA(const std::int64_t d, std::int64_t& sum) { sum += std::int64_t(seen(d)); }, src.diagonals);
-  }
+  // The figures counted over every entry, launched by fetch_rows once
+  // the sampled rows are on the host: the device counts while the host
+  // takes the per-warp figures (pattern_stats' longest step on the host),
+  // and await_counts reads the four results back with one copy.
+  const Kokkos::View<std::int64_t*, M> counts = temps.template take<std::int64_t>("kspmv::stats::counts", 4);
+  bool counting = false;
+  const auto count_entries = [&] {
+    counting = true;
+    detail::count_entries(space, a, window, packet, temps, counts);
+  };
   part.reset();
   src.fetch_rows = [&](const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out) {
     detail::fetch_rows(space, a, len, ascending, positions, first_ascending, out);
+    count_entries();
+  };
+  src.await_counts = [&] {
+    if (!counting) count_entries();
+    std::int64_t h[4];
+    Kokkos::deep_copy(space, detail::unmanaged_host<std::int64_t>(h, 4), counts);
+    space.fence();
+    EntryCounts c;
+    c.diagonals = h[0];
+    c.in_window = h[1];
+    c.in_packet = h[2];
+    c.longest_in_packet = h[3];
+    return c;
   };
   return pattern_stats(src, scalar_bytes, max_entries);
 }

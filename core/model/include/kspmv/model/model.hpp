@@ -159,21 +159,30 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const Mod
 // entry: the histogram of row lengths, the entries of each warp, the
 // figures counted over every entry, and a way to fetch the few rows the
 // per-warp figures sample.
+// The figures a PatternSource counts over every entry.
+struct EntryCounts {
+  std::int64_t diagonals = 0;          // distinct j - i
+  std::int64_t in_window = 0;          // entries with i / ehyb_window == j / ehyb_window
+  std::int64_t in_packet = 0;          // the same for pkt_default_rows
+  std::int64_t longest_in_packet = 0;  // most in-packet entries of one row
+};
 struct PatternSource {
   std::int64_t nrows = 0, ncols = 0;
   std::vector<std::int64_t> length_counts;  // [l]: rows of exactly l entries
   WarpIterations caller_warps;              // pellr eqs. 1-2, 32-row warps in the caller's order
   std::vector<double> warp_entries;         // entries of each 32-row warp, the caller's order
-  std::int64_t diagonals = 0;               // distinct j - i
   std::int64_t ehyb_window = 1;             // rows per EHYB part assumed (model_ehyb_window)
-  std::int64_t in_window = 0;               // entries with i / ehyb_window == j / ehyb_window
-  std::int64_t in_packet = 0;               // the same for pkt_default_rows
-  std::int64_t longest_in_packet = 0;       // most in-packet entries of one row
+  EntryCounts counts;
   // The rows at `positions`, in that order: positions[q] for q <
   // first_ascending in the caller's order, the rest in the ascending-length
   // order (rows of one length in their own order, as rows_by_length).
   std::function<void(const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out)>
       fetch_rows;
+  // Where set, the counts come from here instead of `counts`, asked for
+  // once the per-warp figures are taken: a source that counts
+  // asynchronously (a device's kernels, launched after fetch_rows) does so
+  // while the host takes them, and waits here.
+  std::function<EntryCounts()> await_counts;
 };
 PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries);
 namespace detail {
