@@ -88,15 +88,7 @@ class ScratchPool {
   }
 
   // Frees every kept block.
-  void release() {
-    std::multimap<std::size_t, void*> blocks;
-    {
-      std::lock_guard<std::mutex> hold(lock_);
-      blocks.swap(free_);
-      kept_ = 0;
-    }
-    for (const auto& b : blocks) MemSpace().deallocate("kspmv::scratch", b.second, b.first);
-  }
+  void release() { free_beyond(0); }
 
   std::size_t kept_bytes() {
     std::lock_guard<std::mutex> hold(lock_);
@@ -111,18 +103,11 @@ class ScratchPool {
   // Keeps at most `bytes` of free blocks from now on, freeing the largest
   // kept ones until those left fit.
   void set_limit(std::size_t bytes) {
-    std::vector<std::pair<std::size_t, void*>> freed;
     {
       std::lock_guard<std::mutex> hold(lock_);
       limit_ = bytes;
-      while (kept_ > limit_ && !free_.empty()) {
-        const auto last = std::prev(free_.end());
-        freed.emplace_back(*last);
-        kept_ -= last->first;
-        free_.erase(last);
-      }
     }
-    for (const auto& b : freed) MemSpace().deallocate("kspmv::scratch", b.second, b.first);
+    free_beyond(bytes);
   }
 
  private:
@@ -141,6 +126,21 @@ class ScratchPool {
       }
     }
     return {allocate(size), size};
+  }
+  // Frees the largest kept blocks until at most `keep` bytes of them are
+  // left (the frees outside the lock: a device free waits for the device).
+  void free_beyond(std::size_t keep) {
+    std::vector<std::pair<std::size_t, void*>> freed;
+    {
+      std::lock_guard<std::mutex> hold(lock_);
+      while (kept_ > keep && !free_.empty()) {
+        const auto last = std::prev(free_.end());
+        freed.emplace_back(*last);
+        kept_ -= last->first;
+        free_.erase(last);
+      }
+    }
+    for (const auto& b : freed) MemSpace().deallocate("kspmv::scratch", b.second, b.first);
   }
   // The memory space's own allocation, with no Kokkos allocation record:
   // on CUDA a record copies its header to the device and fences the
