@@ -40,6 +40,7 @@
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/scratch.hpp"
+#include "kspmv/core/seed_hash.hpp"
 
 namespace kspmv {
 
@@ -67,17 +68,6 @@ struct DevicePartition {
 constexpr std::int64_t kCellsNoLocalityShare = 75;
 
 namespace detail {
-
-// A row's seed test: a fixed mix of its index (no state, no random source:
-// the same seeds on every run and every backend).
-KOKKOS_INLINE_FUNCTION unsigned cell_seed_hash(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
 
 // Relabels `label` (values below `bound`) as 0 .. cells - 1 in order of
 // value; returns the count.
@@ -142,7 +132,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
   Kokkos::parallel_reduce(
       "kspmv::cells::seeds", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& seeds) {
-        const bool seed = detail::cell_seed_hash(static_cast<unsigned>(i)) % seed_every == 0;
+        const bool seed = detail::seed_hash(static_cast<unsigned>(i)) % seed_every == 0;
         cell(i) = seed ? static_cast<int>(i) : -1;
         level(i) = seed ? 0 : -1;
         seeds += seed ? 1 : 0;
