@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <thread>
 
 #include "kspmv/model/device_pattern_stats.hpp"
@@ -39,6 +40,26 @@ HostCsr<double> with_empty_rows() {
   HostCoo<double> c(70, 30);
   for (int i = 0; i < 70; i += 3)
     for (int j = 0; j < (i % 7) * 4 && j < 30; ++j) c.add(i, (j * 7 + i) % 30, 1.0);
+  return to_csr(c);
+}
+
+// `a` under a seeded random symmetric permutation.
+HostCsr<double> scrambled(const HostCsr<double>& a) {
+  std::vector<ordinal_t> p(static_cast<std::size_t>(a.nrows));
+  std::iota(p.begin(), p.end(), 0);
+  std::mt19937 rng(7);
+  std::shuffle(p.begin(), p.end(), rng);
+  return permute_symmetric(a, p);
+}
+
+// A diagonal with row and column 0 full: a row longer than a ball wave
+// reads (kBallRowScan).
+HostCsr<double> arrow(ordinal_t n) {
+  HostCoo<double> c(n, n);
+  for (ordinal_t i = 0; i < n; ++i) {
+    c.add(i, i, 1.0);
+    if (i > 0) c.add(0, i, 1.0), c.add(i, 0, 1.0);
+  }
   return to_csr(c);
 }
 
@@ -83,6 +104,8 @@ TEST(DevicePatternStats, EqualHostFiguresWhenEveryWarpIsRead) {
       {"powerlaw:5000:8", generate<double>("powerlaw:5000:8")},
       {"rmat:11", generate<double>("rmat:11")},
       {"banded:3000:9", generate<double>("banded:3000:9")},
+      {"lap3d:12 scrambled", scrambled(generate<double>("lap3d:12"))},
+      {"arrow of 3000 rows", arrow(3000)},
       {"empty rows, 70 x 30", with_empty_rows()},
       {"1 x 1", generate<double>("lap1d:1")},
       {"0 x 0", HostCsr<double>(0, 0)},

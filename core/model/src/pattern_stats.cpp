@@ -21,6 +21,7 @@
 #include "kspmv/core/options.hpp"
 #include "kspmv/core/profiling.hpp"
 #include "kspmv/core/roofline.hpp"
+#include "kspmv/model/part_balls.hpp"
 #include "traffic.hpp"
 
 namespace kspmv {
@@ -545,6 +546,32 @@ std::int64_t sample_budget(std::int64_t max_entries, const RowLengthStats& rows)
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(share * double(max_entries)));
 }
 
+// EntryCounts::in_ball of a host matrix: the device's kernels
+// (detail::count_entries) as loops, wave after wave, the same figure.
+template <class Scalar>
+std::int64_t count_in_balls(const HostCsr<Scalar>& a, std::int64_t window) {
+  const std::int64_t n = a.nrows;
+  const bool balls = a.nrows == a.ncols;
+  std::vector<int> ball(balls ? static_cast<std::size_t>(n) : 0, -1), level(ball.size(), -1);
+  if (balls) {
+    for (std::int64_t i = 0; i < n; ++i)
+      if (detail::ball_seed(i, window)) ball[i] = static_cast<int>(i), level[i] = 0;
+    for (int wave = 1; wave <= detail::kBallWaves; ++wave)
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (level[i] >= 0) continue;
+        const std::int64_t j = detail::ball_joined(a.row_ptr.data(), a.col_idx.data(), level.data(), i, wave);
+        if (j >= 0) ball[i] = ball[j], level[i] = wave;
+      }
+  }
+  std::int64_t in = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t label = detail::ball_label(ball.data(), level.data(), i, n, window, balls);
+    for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      in += detail::ball_label(ball.data(), level.data(), a.col_idx[k], n, window, balls) == label ? 1 : 0;
+  }
+  return in;
+}
+
 }  // namespace
 
 PatternStats pattern_stats(const PatternSource& src, int scalar_bytes, std::int64_t max_entries) {
@@ -593,7 +620,7 @@ PatternStats detail::pattern_stats_in_runs(const PatternSource& src, int scalar_
   const EntryCounts counts = src.await_counts ? src.await_counts() : src.counts;
   s.diagonals = counts.diagonals;
   s.ehyb_window = std::max<std::int64_t>(1, src.ehyb_window);
-  s.ehyb_in_part = s.rows.nnz ? double(counts.in_window) / double(s.rows.nnz) : 1.0;
+  s.ehyb_in_part = s.rows.nnz ? double(counts.in_ball) / double(s.rows.nnz) : 1.0;
   s.pkt_in_packet = s.rows.nnz ? double(counts.in_packet) / double(s.rows.nnz) : 1.0;
   s.pkt_longest_in_packet = counts.longest_in_packet;
   return s;
@@ -623,12 +650,12 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, std::int6
         seen[static_cast<std::size_t>(d)] = 1;
         ++src.counts.diagonals;
       }
-      if (i / src.ehyb_window == a.col_idx[k] / src.ehyb_window) ++src.counts.in_window;
       if (i / packet_rows == a.col_idx[k] / packet_rows) ++row_in_packet;
     }
     src.counts.in_packet += row_in_packet;
     src.counts.longest_in_packet = std::max(src.counts.longest_in_packet, row_in_packet);
   }
+  src.counts.in_ball = count_in_balls(a, src.ehyb_window);
   src.fetch_rows = [&](const std::vector<std::int64_t>& positions, std::size_t first_ascending, SampledRows& out) {
     const std::vector<ordinal_t> ascending =
         ascending_rows_at(lengths, r, positions.data() + first_ascending, positions.size() - first_ascending);

@@ -2,7 +2,8 @@
 // host: kernels on the matrix's execution space count every figure taken
 // over all rows or entries (the histogram of row lengths from the rows
 // sorted by length, pellr's warp iterations, each warp's entries,
-// diagonals, EHYB's and PKT's in-part shares); the host receives a number
+// diagonals, EHYB's and PKT's in-part shares, EHYB's from balls grown
+// breadth-first: part_balls.hpp); the host receives a number
 // per length and per 32-row warp, picks the warps the per-warp figures
 // sample (pick_warps) and gets those rows alone back, and takes their
 // figures while the device counts over the entries. What auto and mode
@@ -20,15 +21,17 @@
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/profiling.hpp"
 #include "kspmv/model/model.hpp"
+#include "kspmv/model/part_balls.hpp"
 
 namespace kspmv {
 
 namespace detail {
 
 // The figures counted over every entry of `a` (EntryCounts: distinct
-// diagonals, entries within their row's EHYB window of `window` rows and
-// its PKT packet of `packet` rows, the most of a row in its packet) into
-// counts(0..3), queued on `space` with nothing waited for.
+// diagonals, entries whose row and column share a ball of about `window`
+// rows (part_balls.hpp), entries within their row's PKT packet of
+// `packet` rows, the most of a row in its packet) into counts(0..3),
+// queued on `space` with nothing waited for.
 template <class Scalar, class ExecSpace>
 void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, std::int64_t window,
                    std::int64_t packet, ScratchSet<ExecSpace>& temps,
@@ -56,15 +59,44 @@ void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a
   const Kokkos::View<int*, M> row_in_packet = temps.template take<int>("kspmv::stats::row_in_packet", n);
   Kokkos::deep_copy(space, seen, std::uint8_t(0));
   Kokkos::deep_copy(space, row_in_packet, 0);
+  // The balls: seeds, then kBallWaves waves, each reading only the levels
+  // the wave before wrote. A square pattern only (EHYB's); elsewhere every
+  // row stands in its window.
+  const bool balls = n == ncols;
+  const Kokkos::View<int*, M> ball = temps.template take<int>("kspmv::stats::ball", balls ? n : 0);
+  const Kokkos::View<int*, M> level = temps.template take<int>("kspmv::stats::ball_level", balls ? n : 0);
+  if (balls) {
+    Kokkos::parallel_for(
+        "kspmv::stats::ball_seeds", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+          const bool seed = ball_seed(i, window);
+          ball(i) = seed ? static_cast<int>(i) : -1;
+          level(i) = seed ? 0 : -1;
+        });
+    const offset_t* rp = row_ptr.data();
+    const ordinal_t* cp = col.data();
+    for (int wave = 1; wave <= kBallWaves; ++wave)
+      Kokkos::parallel_for(
+          "kspmv::stats::ball_wave", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+            if (level(i) >= 0) return;
+            const std::int64_t j = ball_joined(rp, cp, level.data(), i, wave);
+            if (j >= 0) {
+              ball(i) = ball(j);
+              level(i) = wave;
+            }
+          });
+  }
+  const int* ball_of = ball.data();
+  const int* level_of = level.data();
   // Each result into its own element of `counts` (a device view: no
   // wait for it here).
-  const auto diagonals = Kokkos::subview(counts, 0), in_window = Kokkos::subview(counts, 1);
+  const auto diagonals = Kokkos::subview(counts, 0), in_ball = Kokkos::subview(counts, 1);
   const auto in_packet = Kokkos::subview(counts, 2), longest_in_packet = Kokkos::subview(counts, 3);
   Kokkos::parallel_reduce(
       "kspmv::stats::counted", policy(space, 0, chunks),
-      KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_win) {
+      KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_balls) {
         const std::int64_t k0 = c * kChunk, k1 = k0 + kChunk < nnz ? k0 + kChunk : nnz;
         std::int64_t i = row_of_entry(row_ptr, n, k0), end = row_ptr(i + 1);
+        std::int64_t label = ball_label(ball_of, level_of, i, n, window, balls);
         int in = 0;
         for (std::int64_t k = k0; k < k1; ++k) {
           while (k >= end && i + 1 < n) {
@@ -72,18 +104,19 @@ void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a
             in = 0;
             ++i;
             end = row_ptr(i + 1);
+            label = ball_label(ball_of, level_of, i, n, window, balls);
           }
           if (k >= end) break;  // past row_ptr(n): no row's entry
           const std::int64_t j = col(k);
           // Read before writing: every thread of a stencil stores to the
           // same few flags, and stores to one address queue up.
           if (!seen(j - i + n)) seen(j - i + n) = 1;
-          in_win += (i / window == j / window) ? 1 : 0;
+          in_balls += ball_label(ball_of, level_of, j, n, window, balls) == label ? 1 : 0;
           in += (i / packet == j / packet) ? 1 : 0;
         }
         if (in) Kokkos::atomic_add(&row_in_packet(i), in);
       },
-      in_window);
+      in_ball);
   Kokkos::parallel_reduce(
       "kspmv::stats::in_packet", policy(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum) { sum += std::int64_t(row_in_packet(r)); }, in_packet);
@@ -183,7 +216,7 @@ PatternStats pattern_stats(const ExecSpace& space, const DeviceCsr<Scalar, ExecS
     space.fence();
     EntryCounts c;
     c.diagonals = h[0];
-    c.in_window = h[1];
+    c.in_ball = h[1];
     c.in_packet = h[2];
     c.longest_in_packet = h[3];
     return c;

@@ -122,7 +122,7 @@ struct PatternStats {
   std::int64_t diagonals = 0;       // distinct j - i
   WarpIterations caller_warps;      // pellr eqs. 1-2 over 32-row warps in the caller's order
   std::int64_t ehyb_window = 0;     // rows per EHYB part assumed
-  double ehyb_in_part = 0;          // fraction of entries inside contiguous windows of that size
+  double ehyb_in_part = 0;          // fraction of entries inside balls of about that many rows (part_balls.hpp)
   double pkt_in_packet = 0;         // the same for PKT's default packets (pkt_default_rows)
   std::int64_t pkt_longest_in_packet = 0;  // most in-packet entries of one row (a PKT thread owns whole rows)
   // csr-scalar's warps (32 consecutive rows, a lane each): the 128-byte
@@ -162,7 +162,7 @@ PatternStats pattern_stats(const HostCsr<Scalar>& a, int scalar_bytes, const Mod
 // The figures a PatternSource counts over every entry.
 struct EntryCounts {
   std::int64_t diagonals = 0;          // distinct j - i
-  std::int64_t in_window = 0;          // entries with i / ehyb_window == j / ehyb_window
+  std::int64_t in_ball = 0;            // entries whose row and column share a ball of ehyb_window rows (part_balls.hpp)
   std::int64_t in_packet = 0;          // the same for pkt_default_rows
   std::int64_t longest_in_packet = 0;  // most in-packet entries of one row
 };

@@ -1,0 +1,71 @@
+// The in-part share a partition into parts of `window` rows can keep,
+// whatever the caller's row order: what the model prices EHYB with
+// (PatternStats::ehyb_in_part), since EHYB partitions the rows itself
+// (cells on the device, device_partition.hpp) and never keeps the caller's
+// windows.
+//
+// Balls: rows whose seed_hash falls in 1 / window are seeds, and waves
+// grow a ball around each at once, as the cells do: in wave L a row not
+// yet reached joins the ball of the first column of its row (among its
+// first kBallRowScan) that wave L - 1 reached. After kBallWaves waves the
+// rows still unreached stand in runs of `window` consecutive rows (the
+// caller's windows; a non-square pattern has no balls, only those). The
+// figure is the share of entries whose row and column share a label.
+//
+// Measured on the host against cell_partition's parts (132 of them, as on
+// an H100 or H200): 1.5-4.5 points above the cells' share on FEM meshes of
+// 0.4-0.9M rows in scrambled, RCM and gmsh's orders (cells 80-90%, the
+// caller's windows 4-50%), 5-7 points above on meshes and a 27-point
+// stencil of 50-220k rows (cells 74-79%), within 0.5 points on random rows
+// and power-law graphs (4-13%). On stencils and banded matrices in their
+// natural order the waves stop before the balls fill their parts and the
+// unreached rows' windows make up the rest: 2.5-4.5 points below the cells
+// (lap3d:100, lap2d9:1500).
+//
+// The same code runs in the device's kernels (device_pattern_stats.hpp)
+// and the host's loops (pattern_stats.cpp): the same figure to the bit.
+#pragma once
+
+#include <Kokkos_Macros.hpp>
+#include <cstdint>
+
+#include "kspmv/core/seed_hash.hpp"
+
+namespace kspmv {
+namespace detail {
+
+// Waves the balls grow: enough for parts of a few thousand rows of a 3D
+// mesh (12-16 waves fill them), all queued with nothing waited for.
+constexpr int kBallWaves = 24;
+// The entries of a row one wave reads at most: a row of a million
+// entries is not walked by one thread 24 times.
+constexpr std::int64_t kBallRowScan = 1024;
+
+KOKKOS_INLINE_FUNCTION bool ball_seed(std::int64_t i, std::int64_t window) {
+  return seed_hash(static_cast<unsigned>(i)) % static_cast<unsigned>(window) == 0;
+}
+
+// The column whose ball row i joins in `wave`, or -1: the first of its
+// row, among the first kBallRowScan, with level wave - 1. A thread of wave
+// L writes only rows of no level and reads only levels L - 1: no race.
+template <class Offset, class Index>
+KOKKOS_INLINE_FUNCTION std::int64_t ball_joined(const Offset* row_ptr, const Index* col, const int* level,
+                                                std::int64_t i, int wave) {
+  const std::int64_t begin = row_ptr[i], end = row_ptr[i + 1];
+  const std::int64_t stop = end - begin > kBallRowScan ? begin + kBallRowScan : end;
+  for (std::int64_t k = begin; k < stop; ++k) {
+    const std::int64_t j = col[k];
+    if (j != i && level[j] == wave - 1) return j;
+  }
+  return -1;
+}
+
+// A row's (or column's) label: its ball's seed where a wave reached it,
+// else its run of `window` rows (numbered past the rows).
+KOKKOS_INLINE_FUNCTION std::int64_t ball_label(const int* ball, const int* level, std::int64_t x, std::int64_t n,
+                                               std::int64_t window, bool balls) {
+  return balls && x < n && level[x] >= 0 ? std::int64_t(ball[x]) : n + x / window;
+}
+
+}  // namespace detail
+}  // namespace kspmv
