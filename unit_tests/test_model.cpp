@@ -738,6 +738,10 @@ TEST(Model, EhybInPartComesFromBallsNotTheCallersOrder) {
   // Random columns: no balls keep entries, in whatever order.
   const auto random = generate<double>("uniform:1600:4:8:seed=5");
   EXPECT_LT(pattern_stats(random, 8, window).ehyb_in_part, 0.3);
+  // A dense block: every row joins the first seed in one wave, a ball of
+  // far more than kBallMostParts parts, so its rows keep the caller's
+  // windows (8 of 200 columns a row) as a partition into parts would.
+  EXPECT_LT(pattern_stats(generate<double>("dense:200"), 8, 8).ehyb_in_part, 0.1);
   // Not square: no balls, the caller's windows exactly.
   const auto wide = generate<double>("uniform:1600:4:8:cols=3000:seed=6");
   EXPECT_DOUBLE_EQ(pattern_stats(wide, 8, window).ehyb_in_part, windows_share(wide));

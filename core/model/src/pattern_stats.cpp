@@ -552,7 +552,7 @@ template <class Scalar>
 std::int64_t count_in_balls(const HostCsr<Scalar>& a, std::int64_t window) {
   const std::int64_t n = a.nrows;
   const bool balls = a.nrows == a.ncols;
-  std::vector<int> ball(balls ? static_cast<std::size_t>(n) : 0, -1), level(ball.size(), -1);
+  std::vector<int> ball(balls ? static_cast<std::size_t>(n) : 0, -1), level(ball.size(), -1), rows(ball.size(), 0);
   if (balls) {
     for (std::int64_t i = 0; i < n; ++i)
       if (detail::ball_seed(i, window)) ball[i] = static_cast<int>(i), level[i] = 0;
@@ -562,12 +562,14 @@ std::int64_t count_in_balls(const HostCsr<Scalar>& a, std::int64_t window) {
         const std::int64_t j = detail::ball_joined(a.row_ptr.data(), a.col_idx.data(), level.data(), i, wave);
         if (j >= 0) ball[i] = ball[j], level[i] = wave;
       }
+    for (std::int64_t i = 0; i < n; ++i)
+      if (level[i] >= 0) ++rows[ball[i]];
   }
   std::int64_t in = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t label = detail::ball_label(ball.data(), level.data(), i, n, window, balls);
+    const std::int64_t label = detail::ball_label(ball.data(), level.data(), rows.data(), i, n, window, balls);
     for (offset_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      in += detail::ball_label(ball.data(), level.data(), a.col_idx[k], n, window, balls) == label ? 1 : 0;
+      in += detail::ball_label(ball.data(), level.data(), rows.data(), a.col_idx[k], n, window, balls) == label ? 1 : 0;
   }
   return in;
 }

@@ -65,6 +65,7 @@ void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a
   const bool balls = n == ncols;
   const Kokkos::View<int*, M> ball = temps.template take<int>("kspmv::stats::ball", balls ? n : 0);
   const Kokkos::View<int*, M> level = temps.template take<int>("kspmv::stats::ball_level", balls ? n : 0);
+  const Kokkos::View<int*, M> ball_rows = temps.template take<int>("kspmv::stats::ball_rows", balls ? n : 0);
   if (balls) {
     Kokkos::parallel_for(
         "kspmv::stats::ball_seeds", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
@@ -84,9 +85,17 @@ void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a
               level(i) = wave;
             }
           });
+    // Each ball's rows, by its seed (integer adds: the same counts
+    // whatever the order).
+    Kokkos::deep_copy(space, ball_rows, 0);
+    Kokkos::parallel_for(
+        "kspmv::stats::ball_rows", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+          if (level(i) >= 0) Kokkos::atomic_add(&ball_rows(ball(i)), 1);
+        });
   }
   const int* ball_of = ball.data();
   const int* level_of = level.data();
+  const int* rows_of = ball_rows.data();
   // Each result into its own element of `counts` (a device view: no
   // wait for it here).
   const auto diagonals = Kokkos::subview(counts, 0), in_ball = Kokkos::subview(counts, 1);
@@ -96,7 +105,7 @@ void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a
       KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& in_balls) {
         const std::int64_t k0 = c * kChunk, k1 = k0 + kChunk < nnz ? k0 + kChunk : nnz;
         std::int64_t i = row_of_entry(row_ptr, n, k0), end = row_ptr(i + 1);
-        std::int64_t label = ball_label(ball_of, level_of, i, n, window, balls);
+        std::int64_t label = ball_label(ball_of, level_of, rows_of, i, n, window, balls);
         int in = 0;
         for (std::int64_t k = k0; k < k1; ++k) {
           while (k >= end && i + 1 < n) {
@@ -104,14 +113,14 @@ void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a
             in = 0;
             ++i;
             end = row_ptr(i + 1);
-            label = ball_label(ball_of, level_of, i, n, window, balls);
+            label = ball_label(ball_of, level_of, rows_of, i, n, window, balls);
           }
           if (k >= end) break;  // past row_ptr(n): no row's entry
           const std::int64_t j = col(k);
           // Read before writing: every thread of a stencil stores to the
           // same few flags, and stores to one address queue up.
           if (!seen(j - i + n)) seen(j - i + n) = 1;
-          in_balls += ball_label(ball_of, level_of, j, n, window, balls) == label ? 1 : 0;
+          in_balls += ball_label(ball_of, level_of, rows_of, j, n, window, balls) == label ? 1 : 0;
           in += (i / packet == j / packet) ? 1 : 0;
         }
         if (in) Kokkos::atomic_add(&row_in_packet(i), in);
