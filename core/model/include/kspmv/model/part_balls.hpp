@@ -12,8 +12,8 @@
 // parts (a hub's reach: a dense block joins one seed in one wave, an R-MAT
 // graph's hubs gather 14-18 parts' rows), stand in runs of `window`
 // consecutive rows (the caller's windows; a non-square pattern has no
-// balls, only those). The figure is the share of entries whose row and column share a
-// label.
+// balls, only those). The figure is the share of entries whose row and
+// column share a label.
 //
 // Measured on the host against cell_partition's parts (132 of them, as on
 // an H100 or H200; docs/PERFORMANCE.md, "EHYB's in-part share from
