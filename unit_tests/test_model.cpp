@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <numeric>
 #include <random>
 #include <set>
 
@@ -724,11 +723,7 @@ TEST(Model, EhybInPartComesFromBallsNotTheCallersOrder) {
     return double(in) / double(a.nnz());
   };
   const auto grid = generate<double>("lap2d:40");  // 1,600 rows: 16 parts, radius of a ball under 24 waves
-  std::vector<ordinal_t> p(static_cast<std::size_t>(grid.nrows));
-  std::iota(p.begin(), p.end(), 0);
-  std::mt19937 rng(3);
-  std::shuffle(p.begin(), p.end(), rng);
-  const auto mixed = permute_symmetric(grid, p);
+  const auto mixed = kspmv_test::scrambled_symmetric(grid, 3);
   const double natural = pattern_stats(grid, 8, window).ehyb_in_part;
   const double scrambled = pattern_stats(mixed, 8, window).ehyb_in_part;
   EXPECT_LT(windows_share(mixed), 0.3);  // the diagonal, a fifth of the entries, and 1/16 of the rest

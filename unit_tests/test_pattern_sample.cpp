@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 #include <thread>
 
 #include "kspmv/model/device_pattern_stats.hpp"
@@ -41,15 +40,6 @@ HostCsr<double> with_empty_rows() {
   for (int i = 0; i < 70; i += 3)
     for (int j = 0; j < (i % 7) * 4 && j < 30; ++j) c.add(i, (j * 7 + i) % 30, 1.0);
   return to_csr(c);
-}
-
-// `a` under a seeded random symmetric permutation.
-HostCsr<double> scrambled(const HostCsr<double>& a) {
-  std::vector<ordinal_t> p(static_cast<std::size_t>(a.nrows));
-  std::iota(p.begin(), p.end(), 0);
-  std::mt19937 rng(7);
-  std::shuffle(p.begin(), p.end(), rng);
-  return permute_symmetric(a, p);
 }
 
 // A diagonal with row and column 0 full: a row longer than a ball wave
@@ -104,7 +94,7 @@ TEST(DevicePatternStats, EqualHostFiguresWhenEveryWarpIsRead) {
       {"powerlaw:5000:8", generate<double>("powerlaw:5000:8")},
       {"rmat:11", generate<double>("rmat:11")},
       {"banded:3000:9", generate<double>("banded:3000:9")},
-      {"lap3d:12 scrambled", scrambled(generate<double>("lap3d:12"))},
+      {"lap3d:12 scrambled", kspmv_test::scrambled_symmetric(generate<double>("lap3d:12"), 7)},
       {"arrow of 3000 rows", arrow(3000)},
       {"empty rows, 70 x 30", with_empty_rows()},
       {"1 x 1", generate<double>("lap1d:1")},

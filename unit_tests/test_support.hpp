@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdlib>
+#include <numeric>
+#include <random>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -185,6 +188,16 @@ template <class T, class V>
 std::vector<T> host_copy(const V& v) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   return std::vector<T>(h.data(), h.data() + h.extent(0));
+}
+
+// `a` under a random symmetric permutation drawn from `seed`: the same
+// pattern in a scrambled order.
+inline kspmv::HostCsr<double> scrambled_symmetric(const kspmv::HostCsr<double>& a, unsigned seed) {
+  std::vector<kspmv::ordinal_t> p(static_cast<std::size_t>(a.nrows));
+  std::iota(p.begin(), p.end(), 0);
+  std::mt19937 rng(seed);
+  std::shuffle(p.begin(), p.end(), rng);
+  return kspmv::permute_symmetric(a, p);
 }
 
 }  // namespace kspmv_test

@@ -555,11 +555,11 @@ std::int64_t count_in_balls(const HostCsr<Scalar>& a, std::int64_t window) {
   std::vector<int> ball(balls ? static_cast<std::size_t>(n) : 0, -1), level(ball.size(), -1), rows(ball.size(), 0);
   if (balls) {
     for (std::int64_t i = 0; i < n; ++i)
-      if (detail::ball_seed(i, window)) ball[i] = static_cast<int>(i), level[i] = 0;
+      if (detail::wave_seed(i, window)) ball[i] = static_cast<int>(i), level[i] = 0;
     for (int wave = 1; wave <= detail::kBallWaves; ++wave)
       for (std::int64_t i = 0; i < n; ++i) {
         if (level[i] >= 0) continue;
-        const std::int64_t j = detail::ball_joined(a.row_ptr.data(), a.col_idx.data(), level.data(), i, wave);
+        const std::int64_t j = detail::wave_parent(a.row_ptr, a.col_idx, level, i, wave, detail::kBallRowScan);
         if (j >= 0) ball[i] = ball[j], level[i] = wave;
       }
     for (std::int64_t i = 0; i < n; ++i)

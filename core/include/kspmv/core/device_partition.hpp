@@ -40,7 +40,7 @@
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/partition.hpp"
 #include "kspmv/core/scratch.hpp"
-#include "kspmv/core/seed_hash.hpp"
+#include "kspmv/core/seeded_waves.hpp"
 
 namespace kspmv {
 

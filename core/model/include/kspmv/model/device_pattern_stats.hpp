@@ -69,17 +69,15 @@ void count_entries(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a
   if (balls) {
     Kokkos::parallel_for(
         "kspmv::stats::ball_seeds", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-          const bool seed = ball_seed(i, window);
+          const bool seed = wave_seed(i, window);
           ball(i) = seed ? static_cast<int>(i) : -1;
           level(i) = seed ? 0 : -1;
         });
-    const offset_t* rp = row_ptr.data();
-    const ordinal_t* cp = col.data();
     for (int wave = 1; wave <= kBallWaves; ++wave)
       Kokkos::parallel_for(
           "kspmv::stats::ball_wave", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
             if (level(i) >= 0) return;
-            const std::int64_t j = ball_joined(rp, cp, level.data(), i, wave);
+            const std::int64_t j = wave_parent(row_ptr, col, level, i, wave, kBallRowScan);
             if (j >= 0) {
               ball(i) = ball(j);
               level(i) = wave;

@@ -4,10 +4,10 @@
 // (cells on the device, device_partition.hpp) and never keeps the caller's
 // windows.
 //
-// Balls: rows whose seed_hash falls in 1 / window are seeds, and waves
-// grow a ball around each at once, as the cells do: in wave L a row not
-// yet reached joins the ball of the first column of its row (among its
-// first kBallRowScan) that wave L - 1 reached. After kBallWaves waves the
+// Balls: seeds 1 / window apart, grown by the cells' waves
+// (seeded_waves.hpp) all at once: in wave L a row not yet reached joins
+// the ball of the first column of its row (among its first kBallRowScan)
+// that wave L - 1 reached. After kBallWaves waves the
 // rows still unreached, and the rows of a ball grown past kBallMostParts
 // parts (a hub's reach: a dense block joins one seed in one wave, an R-MAT
 // graph's hubs gather 14-18 parts' rows), stand in runs of `window`
@@ -31,7 +31,7 @@
 #include <Kokkos_Macros.hpp>
 #include <cstdint>
 
-#include "kspmv/core/seed_hash.hpp"
+#include "kspmv/core/seeded_waves.hpp"
 
 namespace kspmv {
 namespace detail {
@@ -42,25 +42,6 @@ constexpr int kBallWaves = 24;
 // The entries of a row one wave reads at most: a row of a million
 // entries is not walked by one thread 24 times.
 constexpr std::int64_t kBallRowScan = 1024;
-
-KOKKOS_INLINE_FUNCTION bool ball_seed(std::int64_t i, std::int64_t window) {
-  return seed_hash(static_cast<unsigned>(i)) % static_cast<unsigned>(window) == 0;
-}
-
-// The column whose ball row i joins in `wave`, or -1: the first of its
-// row, among the first kBallRowScan, with level wave - 1. A thread of wave
-// L writes only rows of no level and reads only levels L - 1: no race.
-template <class Offset, class Index>
-KOKKOS_INLINE_FUNCTION std::int64_t ball_joined(const Offset* row_ptr, const Index* col, const int* level,
-                                                std::int64_t i, int wave) {
-  const std::int64_t begin = row_ptr[i], end = row_ptr[i + 1];
-  const std::int64_t stop = end - begin > kBallRowScan ? begin + kBallRowScan : end;
-  for (std::int64_t k = begin; k < stop; ++k) {
-    const std::int64_t j = col[k];
-    if (j != i && level[j] == wave - 1) return j;
-  }
-  return -1;
-}
 
 // Rows a ball may hold, in parts: on FEM meshes the largest ball held
 // 2.5-3.9 parts' rows; a dense block's 61, R-MAT graphs' 14-18.
