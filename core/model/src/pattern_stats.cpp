@@ -559,7 +559,8 @@ std::int64_t count_in_balls(const HostCsr<Scalar>& a, std::int64_t window) {
     for (int wave = 1; wave <= detail::kBallWaves; ++wave)
       for (std::int64_t i = 0; i < n; ++i) {
         if (level[i] >= 0) continue;
-        const std::int64_t j = detail::wave_parent(a.row_ptr, a.col_idx, level, i, wave, detail::kBallRowScan);
+        const std::int64_t j = detail::wave_parent(a.row_ptr.data(), a.col_idx.data(), level.data(), i, wave,
+                                                     detail::kBallRowScan);
         if (j >= 0) ball[i] = ball[j], level[i] = wave;
       }
     for (std::int64_t i = 0; i < n; ++i)

@@ -31,7 +31,8 @@ KOKKOS_INLINE_FUNCTION bool wave_seed(std::int64_t i, std::int64_t every) {
 // The column whose group row i joins in `wave`, or -1: the first of its
 // row, among its first max_scan entries, other than i with level wave - 1.
 // A thread of wave L writes only rows of no level and reads only levels
-// L - 1: no race. Any arrays with operator[] (Views, pointers, vectors).
+// L - 1: no race. Views or pointers (a std::vector's operator[] is
+// host-only: host loops pass its data()).
 template <class RowPtr, class ColIdx, class Level>
 KOKKOS_INLINE_FUNCTION std::int64_t wave_parent(const RowPtr& row_ptr, const ColIdx& col, const Level& level,
                                                 std::int64_t i, int wave, std::int64_t max_scan) {
