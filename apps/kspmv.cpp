@@ -217,8 +217,10 @@ void print_prediction(const Prediction& r) {
   std::printf("auto, by loop     ");
   for (std::size_t i = 0; i < r.loop_picks.size(); ++i)
     std::printf("%s%g SpMVs a refresh: %s", i ? ", " : "", r.loop_picks[i].first, r.loop_picks[i].second);
-  std::printf("\n                  (the model's choice; on a GPU auto then times its %d best and keeps the fastest)\n",
-              kspmv::ConvertOptions().auto_candidates);
+  std::printf("\n                  (the model's choice; on a GPU auto then times its %d best and keeps the fastest,\n"
+              "                  unless csr-vector, timed first, is within what ranking costs of %.1f us, the least\n"
+              "                  SpMV of any format on this calibration, over those SpMVs)\n",
+              kspmv::ConvertOptions().auto_candidates, kspmv::least_spmv_seconds(hw) * 1e6);
   std::printf("hyb K             1/3 rule %lld, model %lld, paper eq. 50 %lld\n", (long long)r.k_third,
               (long long)r.k_model, (long long)r.k_paper);
   std::printf("paper eqs. (us)   COO %.2f  CSR %.2f  ELL %.2f  HYB %.2f\n", r.paper_coo * 1e6, r.paper_csr * 1e6,

@@ -380,7 +380,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate, evc_caller_y=auto|scatter|gather,
 // merge_unit_items=N (csr-merge's items a unit, 0 = auto), merge_column_panels=N (csr-merge's column panels, 0 = auto), kernel=auto|portable: the tuned CUDA path where there is one, or the
 // portable TeamPolicy kernel; auto's own: expected_applies=X (SpMVs a refresh), auto_candidates=N,
-// auto_measure=on|off, auto_sample_entries=N).
+// auto_measure=on|off, auto_quick=on|off, auto_sample_entries=N).
 // An option's value as a number (an integer where `whole`) in [least,
 // most]: anything else, std::stod's leftovers included, is a typed error
 // naming the option, before the run measures anything.
@@ -472,6 +472,8 @@ bool apply_option(kspmv::ConvertOptions& o, const std::string& k, const std::str
     o.auto_sample_entries = whole(0);
   else if (k == "auto_measure" && (v == "on" || v == "off"))
     o.auto_measure = v == "on";
+  else if (k == "auto_quick" && (v == "on" || v == "off"))
+    o.auto_quick = v == "on";
   else if (k == "evc_caller_y" && (v == "auto" || v == "scatter" || v == "gather"))
     o.evc_caller_y = v == "auto" ? kspmv::CallerY::Auto : v == "scatter" ? kspmv::CallerY::Scatter : kspmv::CallerY::Gather;
   else
@@ -953,7 +955,7 @@ int main(int argc, char** argv) {
     app.add_option("--formats", formats,
                    "runners as F[:opt=v...],... (default: every format and peer); options: partitioner=, "
                    "partition_budget=, hyb_k=, max_fill=, order=, evc_split=, ehyb_shared=, kernel=, ...; auto's: "
-                   "expected_applies=, auto_candidates=, auto_measure=on|off, auto_sample_entries=");
+                   "expected_applies=, auto_candidates=, auto_measure=on|off, auto_quick=on|off, auto_sample_entries=");
     std::string precision = "double";
     app.add_option("--precision", precision, "double, float or both")
         ->check(CLI::IsMember({"double", "float", "both"}))

@@ -65,6 +65,7 @@ TEST(Auto, PickIsCorrectAndSaysHowItChose) {
   for (const char* spec : {"lap3d:12", "powerlaw:4000:10", "rmat:11:8"}) {
     const auto a = generate<double>(spec);
     ConvertOptions opt;
+    opt.auto_quick = false;  // ranked (Auto.KeepsCsrVectorUnrankedWhereRankingCannotPay: not)
     const auto m = M::convert(a, Format::Auto, opt);
     EXPECT_TRUE(m.auto_picked());
     EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.0)) << spec;
@@ -138,6 +139,7 @@ TEST(Auto, TimesAnotherCandidateOnlyWhereItCanPay) {
   constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M::memory_space>::accessible;
   const auto a = generate<double>("lap3d:24");
   ConvertOptions opt;
+  opt.auto_quick = false;  // the ranking itself (a small matrix: csr-vector kept unranked otherwise)
   opt.expected_applies = 1;
   const auto short_run = M::convert(a, Format::Auto, opt);
   const std::string few = short_run.properties().front().second;
@@ -175,6 +177,7 @@ TEST(Auto, TimesTheRefreshOnlyWhereItWeighs) {
     return n;
   };
   ConvertOptions opt;
+  opt.auto_quick = false;
   opt.expected_applies = 1;
   const auto often = M::convert(a, Format::Auto, opt);
   EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, often, 1.0, 0.0));
@@ -190,6 +193,130 @@ TEST(Auto, TimesTheRefreshOnlyWhereItWeighs) {
   EXPECT_EQ(refreshes(timed, true), 0) << timed;
   EXPECT_GE(refreshes(modelled, true), 1) << modelled;
   EXPECT_EQ(refreshes(modelled, false), 0) << modelled;
+}
+
+// The floor under every SpMV: the least over the formats of each one's
+// tiny-matrix figure or host queueing cost, whichever is larger; without
+// figures, a launch. Ranking pays only where the measured SpMV stands far
+// enough above that floor, over enough SpMVs, to beat what the figures
+// and one more trial cost.
+TEST(Auto, RankingPaysOnlyPastTheFloor) {
+  ModelHardware hw;
+  hw.launch_us = 4;
+  EXPECT_NEAR(least_spmv_seconds(hw), 4e-6, 1e-12);  // one launch (csr-merge's two are not the least)
+  for (const auto& d : known_formats()) {
+    hw.fixed_us[d.name] = 5;
+    hw.host_us[d.name] = 6;
+  }
+  hw.fixed_us["ell"] = 2.5;
+  hw.host_us["ell"] = 3.5;   // ell: 3.5 (host)
+  hw.fixed_us["dia"] = 3;
+  hw.host_us["dia"] = 1;     // dia: 3 (device), the least
+  hw.fixed_us["kk-crs"] = 0.5;
+  hw.host_us["kk-crs"] = 0.5;  // the baseline: never auto's pick, not a floor
+  EXPECT_NEAR(least_spmv_seconds(hw), 3e-6, 1e-12);
+  double saving = -1, cost = -1;
+  // At the floor, nothing to save, however many SpMVs.
+  EXPECT_FALSE(ranking_can_pay(1e12, 3e-6, 3e-6, 0, &saving, &cost));
+  EXPECT_EQ(saving, 0.0);
+  EXPECT_NEAR(cost, kLeastFiguresSeconds, 1e-15);
+  // 1 us above it: 1000 SpMVs save at most 1 ms, less than the figures and
+  // a 0.2 ms trial; 10,000 save 10 ms, more.
+  EXPECT_FALSE(ranking_can_pay(1000, 4e-6, 3e-6, 0.2e-3, &saving, &cost));
+  EXPECT_NEAR(saving, 1e-3, 1e-12);
+  EXPECT_NEAR(cost, kLeastFiguresSeconds + 0.2e-3, 1e-12);
+  EXPECT_TRUE(ranking_can_pay(10000, 4e-6, 3e-6, 0.2e-3));
+  EXPECT_FALSE(ranking_can_pay(0, 1.0, 3e-6, 0));
+  // The estimate from the CSR's size alone: at least the host's cost and
+  // the fixed figure, growing with the entries, and slower where the
+  // bytes leave L2.
+  hw.l2_bytes = 50'000'000;
+  hw.bandwidth_gbs = 1000;
+  hw.l2_gain = 2;
+  const double tiny = bytes_only_estimate(hw, Format::CsrVector, 10, 10, 30, 8);
+  EXPECT_GE(tiny, 6e-6);
+  EXPECT_LT(tiny, 6.1e-6);
+  const double in_l2 = bytes_only_estimate(hw, Format::CsrVector, 100'000, 100'000, 2'000'000, 8);
+  const double past = bytes_only_estimate(hw, Format::CsrVector, 1'000'000, 1'000'000, 20'000'000, 8);
+  const double in_l2_bytes = 12.0 * 2'000'000 + 4.0 * 100'001 + 16.0 * 100'000;
+  EXPECT_NEAR(in_l2, 5e-6 + in_l2_bytes / (1000e9 * 2 * 0.8), 1e-9);
+  const double past_bytes = 12.0 * 20'000'000 + 4.0 * 1'000'001 + 16.0 * 1'000'000;
+  EXPECT_NEAR(past, 5e-6 + past_bytes / (1000e9 * 0.8), 1e-9);  // past L2: without l2_gain
+}
+
+// Where every format's SpMV runs near the floor, auto on a device keeps
+// csr-vector, timed first, and ranks nothing; the note says what ranking
+// could have saved and would have cost. Off (auto_quick), or over SpMVs
+// enough to pay for ranking, it ranks, csr-vector one of its measured
+// candidates. On a host space the model's choice stands.
+TEST(Auto, KeepsCsrVectorUnrankedWhereRankingCannotPay) {
+  using M = Matrix<double>;
+  constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M::memory_space>::accessible;
+  for (const char* spec : {"lap2d:30", "powerlaw:3000:6"}) {
+    const auto a = generate<double>(spec);
+    ConvertOptions opt;
+    opt.expected_applies = 20;
+    const auto quick = M::convert(a, Format::Auto, opt);
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, quick, 1.0, 0.0)) << spec;
+    const std::string how = quick.properties().front().second;
+    EXPECT_TRUE(quick.auto_picked());
+    if (on_host) {
+      EXPECT_EQ(how.rfind("model", 0), 0u) << how;
+      continue;
+    }
+    EXPECT_EQ(quick.format(), Format::CsrVector) << how;
+    EXPECT_EQ(how.rfind("quick (csr-vector ", 0), 0u) << how;
+    EXPECT_NE(how.find("ranking could save at most"), std::string::npos) << how;
+    // It refreshes as any csr-vector does.
+    auto b = a;
+    for (auto& v : b.values) v = 2 * v + 1;
+    auto refreshed = M::convert(a, Format::Auto, opt);
+    refreshed.update_values(detail::upload<double, M::memory_space>(b.values, "values"));
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, refreshed, 1.0, 0.0)) << spec;
+    opt.auto_quick = false;
+    EXPECT_EQ(M::convert(a, Format::Auto, opt).properties().front().second.rfind("measured (", 0), 0u);
+    // 10^12 SpMVs: the bytes alone say ranking can pay, csr-vector is not
+    // tried first.
+    opt.auto_quick = true;
+    opt.expected_applies = 1e12;
+    const std::string ranked = M::convert(a, Format::Auto, opt).properties().front().second;
+    EXPECT_EQ(ranked.rfind("measured (", 0), 0u) << ranked;
+    EXPECT_EQ(ranked.find("timed first"), std::string::npos) << ranked;
+  }
+}
+
+// csr-vector timed first and then ranked: with a floor of nothing and the
+// bytes moved at once (a model set for the test), the bytes alone cannot
+// rule the quick pick out, but the SpMV measured can, so it ranks, and
+// csr-vector's trial stands as one candidate (converted once, named in
+// the note, "timed first" where the shortlist did not reach it).
+TEST(Auto, RanksWithCsrVectorTimedFirst) {
+  using M = Matrix<double>;
+  constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M::memory_space>::accessible;
+  if (on_host) GTEST_SKIP() << "auto measures on a device only";
+  struct Restore {
+    ModelHardware saved = default_model();
+    ~Restore() { set_default_model(saved); }
+  } restore;
+  ModelHardware hw = restore.saved;
+  hw.calibrated = true;  // no first-use calibration
+  hw.bandwidth_gbs = 1e9;
+  hw.launch_us = 1e-3;
+  hw.fixed_us.clear();
+  hw.host_us.clear();
+  set_default_model(hw);
+  EXPECT_LT(least_spmv_seconds(default_model()), 1e-8);
+  const auto a = generate<double>("lap2d:40");
+  ConvertOptions opt;
+  opt.expected_applies = 1e5;  // 1e5 x 1 ns < 1 ms, 1e5 x (a real SpMV of microseconds) > 1 ms
+  const auto m = M::convert(a, Format::Auto, opt);
+  const std::string how = m.properties().front().second;
+  EXPECT_EQ(how.rfind("measured (", 0), 0u) << how;
+  EXPECT_NE(how.find("csr-vector "), std::string::npos) << how;
+  std::size_t named = 0;
+  for (std::size_t at = how.find("csr-vector "); at != std::string::npos; at = how.find("csr-vector ", at + 1)) ++named;
+  EXPECT_EQ(named, 1u) << how;  // converted and timed once
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.0));
 }
 
 TEST(Auto, BadOptionsAreTypedErrors) {

@@ -220,6 +220,39 @@ double expected_trial_saving(double applies, double best, double estimate, doubl
   return applies * best * std::max(0.0, spread * phi - d * tail);
 }
 
+double least_spmv_seconds(const ModelHardware& hw) {
+  double least = 0;
+  bool any = false;
+  for (const auto& d : known_formats()) {
+    if (d.format == Format::Auto || d.format == Format::KkCrs) continue;
+    const int launches = tiny_launches(d.format);
+    const double t = std::max(fixed_seconds(hw, d.format, launches), host_seconds(hw, d.format, launches));
+    if (!any || t < least) least = t;
+    any = true;
+  }
+  return least;
+}
+
+double bytes_only_estimate(const ModelHardware& hw, Format f, std::int64_t nrows, std::int64_t ncols,
+                           std::int64_t nnz, int tau) {
+  using namespace model_detail;
+  const double csr = double(tau + kIndex) * double(nnz) + double(kIndex) * double(nrows + 1);
+  const double bytes = csr + double(tau) * double(nrows + ncols);
+  const bool in_l2 = bytes <= 0.8 * double(hw.l2_bytes);
+  const int launches = tiny_launches(f);
+  const double moving = bytes / (hw.bandwidth_gbs * 1e9 * bandwidth_factor(hw, f, 0.0, in_l2, csr, false));
+  return std::max(fixed_seconds(hw, f, launches) + moving, host_seconds(hw, f, launches));
+}
+
+bool ranking_can_pay(double applies, double measured, double least, double converted, double* saving,
+                     double* cost) {
+  const double s = std::max(0.0, applies) * std::max(0.0, measured - std::max(0.0, least));
+  const double c = kLeastFiguresSeconds + std::max(0.0, converted);
+  if (saving) *saving = s;
+  if (cost) *cost = c;
+  return s > c;
+}
+
 double loop_seconds(const FormatEstimate& e, double expected_applies) {
   return e.setup_seconds + e.refresh_seconds + expected_applies * e.seconds;
 }

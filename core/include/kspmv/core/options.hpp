@@ -178,6 +178,16 @@ struct ConvertOptions {
   // or on a host space: the model's first choice.
   bool auto_measure = true;
   int auto_candidates = 3;
+  // Format::Auto where it measures, for single vectors: convert csr-vector
+  // first (its conversion reads nothing but the CSR) and time it; keep it,
+  // ranking nothing, where expected_applies SpMVs at its measured time
+  // less the least time any format's SpMV takes on this device (the
+  // calibration's per-format floors) save no more than ranking would cost
+  // (the pattern figures and one more conversion and trial:
+  // ranking_can_pay). That is the small matrices, whose every format runs
+  // near the floor. Elsewhere the ranking goes on, csr-vector one of its
+  // measured candidates. Off: always rank.
+  bool auto_quick = true;
   // Format::Auto: the columns the caller's products take (kspmv::spmv with
   // a rank-2 X of this many columns; 1: single vectors), in [1, 64]. Where
   // auto measures, each candidate is timed on products of that many

@@ -546,6 +546,34 @@ class Matrix {
     const auto& hw = model_for_auto(opt);
     timer.reset();
     const int tau = static_cast<int>(sizeof(Scalar));
+    // Single vectors: csr-vector first where it may be kept unranked
+    // (ConvertOptions::auto_quick), tried only where the model's figure
+    // for it from the CSR's bytes alone would be kept, so that larger
+    // matrices, which rank anyway, do not pay for its trial.
+    std::optional<Timed> first;
+    const double least = least_spmv_seconds(hw);
+    if (measures && opt.auto_quick && opt.expected_vectors == 1 &&
+        !ranking_can_pay(opt.expected_applies, bytes_only_estimate(hw, Format::CsrVector, a.nrows, a.ncols, a.nnz(), tau),
+                         least, 0)) {
+      std::optional<detail::ProfilingRegion> quick(std::in_place, "kspmv::auto::quick");
+      first = quick_trial(a, opt, merged);
+      double saving = 0, cost = 0;
+      if (first && !ranking_can_pay(opt.expected_applies, first->spmv, least, first->m.conversion_seconds() + first->trial,
+                                    &saving, &cost)) {
+        Matrix best = std::move(first->m);
+        char note[320];
+        std::snprintf(note, sizeof note,
+                      "quick (%s %.1f us, set-up %.2f ms, trial %.2f ms: ranking could save at most %.2f ms over "
+                      "%g SpMVs, no format's SpMV taking under %.1f us here, and would cost %.2f ms or more)",
+                      best.name(), first->spmv * 1e6, best.conversion_seconds() * 1e3, first->trial * 1e3,
+                      saving * 1e3, opt.expected_applies, least * 1e6, cost * 1e3);
+        best.auto_note_ = note;
+        if (opt.transpose != TransposeBuild::Never) best.attach_transpose(device_view(a), opt);
+        best.auto_picked_ = true;
+        best.conversion_seconds_ = panel_check + timer.seconds();
+        return best;
+      }
+    }
     std::optional<detail::ProfilingRegion> phase(std::in_place, "kspmv::auto::figures");
     const auto stats = stats_of(a, tau, hw, opt.auto_sample_entries);
     const double figures_ms = timer.seconds() * 1e3;
@@ -556,7 +584,7 @@ class Matrix {
     const char* why = on_host ? "model (host space: not measured)" : "model (auto_measure off)";
     Matrix best;
     if (measures) {
-      best = measured_pick(a, opt, merged, shortlist(ranked, opt.expected_vectors));
+      best = measured_pick(a, opt, merged, shortlist(ranked, opt.expected_vectors), first ? &*first : nullptr);
       why = nullptr;
     }
     if (best.empty()) {
@@ -683,9 +711,44 @@ class Matrix {
   // estimates and set-up scaled by what the first candidate measured
   // against them; for k columns each product columns_in_spmvs() of its
   // SpMVs); the note says which were left and why.
+  // A candidate converted and timed: one SpMV's seconds, and what the
+  // trial (warm-up and batches) took.
+  struct Timed {
+    Matrix m;
+    double spmv = 0, trial = 0;
+  };
+
+  // csr-vector converted (as measured_pick converts a candidate) and
+  // timed; empty where it cannot hold a.
+  template <class In>
+  static std::optional<Timed> quick_trial(const In& a, const ConvertOptions& opt, const canonical_type* merged) {
+    ExecSpace space;
+    ConvertOptions trial_opt = opt;
+    trial_opt.transpose = TransposeBuild::Never;
+    Timed t;
+    try {
+      detail::ProfilingRegion region("kspmv::auto::candidate csr-vector");
+      t.m = convert_to(a, Format::CsrVector, trial_opt, merged);
+    } catch (const FormatCannotHoldError&) {
+      return std::nullopt;
+    }
+    Kokkos::Timer trial_timer;
+    detail::ScratchSet<ExecSpace> temps(space);
+    const vector_type x = temps.template take<Scalar>("kspmv::auto::x", a.ncols);
+    const vector_type y = temps.template take<Scalar>("kspmv::auto::y", a.nrows);
+    Kokkos::deep_copy(space, x, Scalar(1));
+    Kokkos::deep_copy(space, y, Scalar(0));
+    t.spmv = trial_seconds(space, [&] { t.m.apply(space, Scalar(1), x, Scalar(0), y); });
+    t.trial = trial_timer.seconds();
+    return t;
+  }
+
+  // `pre`, where given, is a candidate converted and timed already
+  // (quick_trial): taken in place of converting its format where the
+  // shortlist reaches it, else weighed against the pick at the end.
   template <class In>
   static Matrix measured_pick(const In& a, const ConvertOptions& opt, const canonical_type* merged,
-                              const std::vector<FormatEstimate>& ranked) {
+                              const std::vector<FormatEstimate>& ranked, Timed* pre = nullptr) {
     ExecSpace space;
     const auto& d = device_view(a);
     ConvertOptions trial_opt = opt;
@@ -725,7 +788,8 @@ class Matrix {
     Kokkos::Timer timer;
     for (const auto& e : ranked) {
       if (tried >= opt.auto_candidates || !e.feasible) break;
-      if (!best.empty()) {
+      const bool timed_before = pre && !pre->m.empty() && pre->m.format() == e.format;
+      if (!best.empty() && !timed_before) {
         // Nothing to save where its set-up alone passes the best loop.
         const double setup = e.setup_seconds * setup_scale;
         const double product = e.seconds * columns_in_spmvs(has_fused_kernel(e.format), k) * spmv_scale;
@@ -741,17 +805,21 @@ class Matrix {
         }
       }
       Matrix m;
-      try {
-        detail::ProfilingRegion region(std::string("kspmv::auto::candidate ") + format_name(e.format));
-        m = convert_to(a, e.format, trial_opt, merged);
-      } catch (const FormatCannotHoldError&) {
-        continue;
+      if (timed_before) {
+        m = std::move(pre->m);
+      } else {
+        try {
+          detail::ProfilingRegion region(std::string("kspmv::auto::candidate ") + format_name(e.format));
+          m = convert_to(a, e.format, trial_opt, merged);
+        } catch (const FormatCannotHoldError&) {
+          continue;
+        }
+        setups += m.conversion_seconds();
       }
       ++tried;
-      setups += m.conversion_seconds();
       Kokkos::Timer trial_timer;
       std::optional<detail::ProfilingRegion> trial(std::in_place, "kspmv::auto::trial");
-      const double spmv = trial_seconds(space, [&] { product(m); });
+      const double spmv = timed_before ? pre->spmv : trial_seconds(space, [&] { product(m); });
       // The refresh weighs one part in expected_applies SpMVs of the loop.
       // It is timed (once after a warm-up, with the values the format holds:
       // the same bits stay) only where the model's figure, allowed twice its
@@ -776,7 +844,7 @@ class Matrix {
         const double modelled = e.seconds * columns_in_spmvs(m.has_fused_block_kernel(), k);
         spmv_scale = modelled > 0 ? spmv / modelled : 1;
         setup_scale = e.setup_seconds > 0 ? m.conversion_seconds() / e.setup_seconds : 1;
-        trial_cost = trial_timer.seconds();
+        trial_cost = timed_before ? pre->trial : trial_timer.seconds();
       }
       char line[160];
       std::snprintf(line, sizeof line, "%s%s %.1f us%s, set-up %.2f ms, refresh %.1f us%s", report.empty() ? "" : "; ",
@@ -793,6 +861,29 @@ class Matrix {
         best_spmv = spmv;
       } else {
         m = Matrix();
+      }
+    }
+    if (pre && !pre->m.empty()) {
+      // Timed first and not reached by the shortlist: weighed as the
+      // others are, its refresh the model's count of SpMVs.
+      const auto it = std::find_if(ranked.begin(), ranked.end(),
+                                   [&](const FormatEstimate& e) { return e.format == pre->m.format(); });
+      const double refresh =
+          it != ranked.end() && it->seconds > 0 ? it->refresh_seconds / it->seconds * pre->spmv : pre->spmv;
+      const double loop = pre->m.conversion_seconds() + refresh + opt.expected_applies * pre->spmv;
+      char line[160];
+      std::snprintf(line, sizeof line, "%s%s %.1f us, set-up %.2f ms, refresh %.1f us (model), timed first",
+                    report.empty() ? "" : "; ", pre->m.name(), pre->spmv * 1e6, pre->m.conversion_seconds() * 1e3,
+                    refresh * 1e6);
+      report += line;
+      detail::ProfilingRegion release("kspmv::auto::release");
+      if (best.empty() || loop < best_loop) {
+        best = Matrix();
+        best = std::move(pre->m);
+        best_loop = loop;
+        best_spmv = pre->spmv;
+      } else {
+        pre->m = Matrix();
       }
     }
     if (best.empty()) return best;

@@ -255,6 +255,36 @@ inline constexpr double kModelSpread = 0.3;
 double expected_trial_saving(double applies, double best_seconds, double estimate_seconds,
                              double spread = kModelSpread);
 
+// The least time any format's SpMV takes on this device, whatever the
+// matrix: over every format of known_formats() (kk-crs, the baseline, left
+// out), its tiny-matrix figure or the host's cost to queue it, whichever is
+// larger (estimate() prices no SpMV below either).
+double least_spmv_seconds(const ModelHardware& hw);
+
+// Format f's SpMV from the CSR's size alone, before any pattern figure:
+// its tiny-matrix figure plus the CSR's bytes (values, column indices,
+// offsets, x and y) at its efficiency on regular rows (in L2 where they
+// fit), and no less than the host's cost to queue it. For deciding
+// whether a trial is worth making, not for ranking.
+double bytes_only_estimate(const ModelHardware& hw, Format f, std::int64_t nrows, std::int64_t ncols,
+                           std::int64_t nnz, int scalar_bytes);
+
+// The least the pattern figures cost auto on a device: the 17 small real
+// matrices of perf_tests/suites/small-real.txt (under 1.2M nonzeros) took
+// 1.0-2.3 ms each on an H200 (the device's waits and the host's per-warp
+// figures; more on larger matrices).
+inline constexpr double kLeastFiguresSeconds = 1.0e-3;
+
+// Whether ranking can pay where one format was converted and timed
+// already: SpMVs of `measured` seconds, expected_applies of them, against
+// the least any format takes (least_spmv_seconds) can save at most
+// applies x (measured - least); ranking costs at least the pattern
+// figures (kLeastFiguresSeconds) and one more conversion and trial like
+// the one just made (`converted` seconds). `saving` and `cost` get both
+// sides. Where saving <= cost auto keeps the measured format unranked.
+bool ranking_can_pay(double applies, double measured, double least, double converted, double* saving = nullptr,
+                     double* cost = nullptr);
+
 // The conversion's cost where no calibration gives it: fixed us, ns per
 // nonzero, and a refresh in SpMVs (H100 node, device conversions,
 // kspmv_perf set-up runs on the FEM and large suites).
