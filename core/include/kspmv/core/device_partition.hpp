@@ -122,7 +122,6 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
   // so a part is tens of cells and its border follows theirs.
   const std::int64_t share = std::max<std::int64_t>(1, n / nparts);
   const std::int64_t cell_rows = std::max<std::int64_t>(1, std::min<std::int64_t>(64, share / 16));
-  const unsigned seed_every = static_cast<unsigned>(cell_rows);
   detail::ScratchSet<ExecSpace> temps(space);
   auto cell = temps.template take<int>("kspmv::cells::cell", n);
   auto level = temps.template take<int>("kspmv::cells::level", n);
@@ -132,7 +131,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
   Kokkos::parallel_reduce(
       "kspmv::cells::seeds", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& seeds) {
-        const bool seed = detail::seed_hash(static_cast<unsigned>(i)) % seed_every == 0;
+        const bool seed = detail::wave_seed(i, cell_rows);
         cell(i) = seed ? static_cast<int>(i) : -1;
         level(i) = seed ? 0 : -1;
         seeds += seed ? 1 : 0;
@@ -146,15 +145,12 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
         "kspmv::cells::wave", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
           if (level(i) >= 0) return;
-          for (auto k = row_ptr(i); k < row_ptr(i + 1); ++k) {
-            const auto j = col_idx(k);
-            if (j != i && level(j) == wave - 1) {
-              cell(i) = cell(j);
-              level(i) = wave;
-              ++count;
-              return;
-            }
-          }
+          const std::int64_t j =
+              detail::wave_parent(row_ptr, col_idx, level, i, wave, std::int64_t(row_ptr(i + 1) - row_ptr(i)));
+          if (j < 0) return;
+          cell(i) = cell(j);
+          level(i) = wave;
+          ++count;
         },
         got);
     if (got == 0) break;

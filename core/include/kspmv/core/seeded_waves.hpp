@@ -3,10 +3,10 @@
 // rows whose seed_hash falls in 1 / every are seeds (level 0), and in wave
 // L a row of no level joins the group of the first column of its row that
 // wave L - 1 reached. No state and no random source: the same groups on
-// every run and every backend, the host's loops included. The balls call
-// wave_seed and wave_parent; cell_partition's seed and wave kernels still
-// write the same rule out themselves (its wave also counts the rows it
-// reached), pending a device timing of moving them onto these.
+// every run and every backend, the host's loops included. The cells'
+// kernels and the balls' kernels and host loops all call wave_seed and
+// wave_parent (the cells scan whole rows, the balls at most kBallRowScan
+// entries of one).
 #pragma once
 
 #include <Kokkos_Macros.hpp>
