@@ -488,9 +488,15 @@ int main(int argc, char** argv) {
     const auto d = kspmv::upload_csr<double, Exec>(h);
     Kokkos::View<int*, Mem> rows("rows", h.nrows + 1), cols("cols", h.nnz());
     Vec vals("vals", h.nnz()), base("base", h.nnz());
+    // The graph's offsets as an application builds them: each row's entry
+    // count, then a prefix sum.
     const auto rp = d.row_ptr;
-    Kokkos::parallel_for(
-        "solve::offsets", Kokkos::RangePolicy<Exec>(0, h.nrows + 1), KOKKOS_LAMBDA(const int i) { rows(i) = int(rp(i)); });
+    Kokkos::parallel_scan(
+        "solve::offsets", Kokkos::RangePolicy<Exec>(0, h.nrows), KOKKOS_LAMBDA(const int i, int& sum, const bool last) {
+          if (last && i == 0) rows(0) = 0;
+          sum += int(rp(i + 1) - rp(i));
+          if (last) rows(i + 1) = sum;
+        });
     Kokkos::deep_copy(cols, d.col_idx);
     Kokkos::deep_copy(base, d.values);
     const Crs A("A", h.nrows, h.ncols, static_cast<int>(h.nnz()), vals, rows, cols);
