@@ -703,14 +703,6 @@ class Matrix {
     return ranked;
   }
 
-  // Converts the model's first opt.auto_candidates formats, times SpMVs and
-  // a refresh of each, and returns the cheapest loop; the others are freed
-  // as it goes. After the first, a candidate is converted only where
-  // timing it is expected to save more over expected_applies SpMVs than
-  // its conversion and trial cost (expected_trial_saving: the model's
-  // estimates and set-up scaled by what the first candidate measured
-  // against them; for k columns each product columns_in_spmvs() of its
-  // SpMVs); the note says which were left and why.
   // A candidate converted and timed: one SpMV's seconds, and what the
   // trial (warm-up and batches) took.
   struct Timed {
@@ -743,9 +735,17 @@ class Matrix {
     return t;
   }
 
-  // `pre`, where given, is a candidate converted and timed already
-  // (quick_trial): taken in place of converting its format where the
-  // shortlist reaches it, else weighed against the pick at the end.
+  // Converts the model's first opt.auto_candidates formats, times SpMVs and
+  // a refresh of each, and returns the cheapest loop; the others are freed
+  // as it goes. After the first, a candidate is converted only where
+  // timing it is expected to save more over expected_applies SpMVs than
+  // its conversion and trial cost (expected_trial_saving: the model's
+  // estimates and set-up scaled by what the first candidate measured
+  // against them; for k columns each product columns_in_spmvs() of its
+  // SpMVs); the note says which were left and why. `pre`, where given,
+  // is a candidate converted and timed already (quick_trial): taken in
+  // place of converting its format where the shortlist reaches it, else
+  // weighed against the pick at the end.
   template <class In>
   static Matrix measured_pick(const In& a, const ConvertOptions& opt, const canonical_type* merged,
                               const std::vector<FormatEstimate>& ranked, Timed* pre = nullptr) {
