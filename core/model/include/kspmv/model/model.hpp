@@ -271,7 +271,7 @@ double bytes_only_estimate(const ModelHardware& hw, Format f, std::int64_t nrows
 
 // The least the pattern figures cost auto on a device: the 17 small real
 // matrices of perf_tests/suites/small-real.txt (under 1.2M nonzeros) took
-// 1.0-2.3 ms each on an H200 (the device's waits and the host's per-warp
+// 1.0-2.7 ms each on an H200 (the device's waits and the host's per-warp
 // figures; more on larger matrices).
 inline constexpr double kLeastFiguresSeconds = 1.0e-3;
 
