@@ -710,20 +710,28 @@ class Matrix {
     double spmv = 0, trial = 0;
   };
 
-  // csr-vector converted (as measured_pick converts a candidate) and
-  // timed; empty where it cannot hold a.
+  // One of auto's candidates converted, without A^T (the pick gets it
+  // once chosen); empty where format f cannot hold a.
+  template <class In>
+  static Matrix convert_candidate(const In& a, Format f, const ConvertOptions& opt, const canonical_type* merged) {
+    ConvertOptions trial_opt = opt;
+    trial_opt.transpose = TransposeBuild::Never;
+    try {
+      detail::ProfilingRegion region(std::string("kspmv::auto::candidate ") + format_name(f));
+      return convert_to(a, f, trial_opt, merged);
+    } catch (const FormatCannotHoldError&) {
+      return Matrix();
+    }
+  }
+
+  // csr-vector converted as a candidate and timed; empty where it cannot
+  // hold a.
   template <class In>
   static std::optional<Timed> quick_trial(const In& a, const ConvertOptions& opt, const canonical_type* merged) {
     ExecSpace space;
-    ConvertOptions trial_opt = opt;
-    trial_opt.transpose = TransposeBuild::Never;
     Timed t;
-    try {
-      detail::ProfilingRegion region("kspmv::auto::candidate csr-vector");
-      t.m = convert_to(a, Format::CsrVector, trial_opt, merged);
-    } catch (const FormatCannotHoldError&) {
-      return std::nullopt;
-    }
+    t.m = convert_candidate(a, Format::CsrVector, opt, merged);
+    if (t.m.empty()) return std::nullopt;
     Kokkos::Timer trial_timer;
     detail::ScratchSet<ExecSpace> temps(space);
     const vector_type x = temps.template take<Scalar>("kspmv::auto::x", a.ncols);
@@ -751,8 +759,6 @@ class Matrix {
                               const std::vector<FormatEstimate>& ranked, Timed* pre = nullptr) {
     ExecSpace space;
     const auto& d = device_view(a);
-    ConvertOptions trial_opt = opt;
-    trial_opt.transpose = TransposeBuild::Never;  // the winner gets it below
     detail::ScratchSet<ExecSpace> temps(space);
     const vector_type x = temps.template take<Scalar>("kspmv::auto::x", a.ncols);
     const vector_type y = temps.template take<Scalar>("kspmv::auto::y", a.nrows);
@@ -785,6 +791,20 @@ class Matrix {
     double spmv_scale = 1, setup_scale = 1, trial_cost = 0;  // from the first candidate
     std::string report, left;
     int tried = 0;
+    // Keeps m where its loop is the cheapest yet, else frees it. The
+    // loser's arrays are freed in a region of their own: a device free
+    // waits for the device and unmaps its pages.
+    const auto keep_cheaper = [&](Matrix& m, double loop, double spmv) {
+      detail::ProfilingRegion release("kspmv::auto::release");
+      if (best.empty() || loop < best_loop) {
+        best = Matrix();
+        best = std::move(m);
+        best_loop = loop;
+        best_spmv = spmv;
+      } else {
+        m = Matrix();
+      }
+    };
     Kokkos::Timer timer;
     for (const auto& e : ranked) {
       if (tried >= opt.auto_candidates || !e.feasible) break;
@@ -808,12 +828,8 @@ class Matrix {
       if (timed_before) {
         m = std::move(pre->m);
       } else {
-        try {
-          detail::ProfilingRegion region(std::string("kspmv::auto::candidate ") + format_name(e.format));
-          m = convert_to(a, e.format, trial_opt, merged);
-        } catch (const FormatCannotHoldError&) {
-          continue;
-        }
+        m = convert_candidate(a, e.format, opt, merged);
+        if (m.empty()) continue;
         setups += m.conversion_seconds();
       }
       ++tried;
@@ -851,17 +867,7 @@ class Matrix {
                     m.name(), spmv * 1e6, k > 1 ? (" (" + std::to_string(k) + " columns)").c_str() : "",
                     m.conversion_seconds() * 1e3, refresh * 1e6, time_refresh ? "" : " (model)");
       report += line;
-      // The loser's arrays freed in a region of their own: a device free
-      // waits for the device and unmaps its pages.
-      detail::ProfilingRegion release("kspmv::auto::release");
-      if (best.empty() || loop < best_loop) {
-        best = Matrix();
-        best = std::move(m);
-        best_loop = loop;
-        best_spmv = spmv;
-      } else {
-        m = Matrix();
-      }
+      keep_cheaper(m, loop, spmv);
     }
     if (pre && !pre->m.empty()) {
       // Timed first and not reached by the shortlist: weighed as the
@@ -876,15 +882,7 @@ class Matrix {
                     report.empty() ? "" : "; ", pre->m.name(), pre->spmv * 1e6, pre->m.conversion_seconds() * 1e3,
                     refresh * 1e6);
       report += line;
-      detail::ProfilingRegion release("kspmv::auto::release");
-      if (best.empty() || loop < best_loop) {
-        best = Matrix();
-        best = std::move(pre->m);
-        best_loop = loop;
-        best_spmv = pre->spmv;
-      } else {
-        pre->m = Matrix();
-      }
+      keep_cheaper(pre->m, loop, pre->spmv);
     }
     if (best.empty()) return best;
     char trials[64];
