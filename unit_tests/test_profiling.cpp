@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "kspmv/core/device_partition.hpp"
+#include "kspmv/core/profiling.hpp"
 #include "kspmv/spmv.hpp"
 #include "test_support.hpp"
 
@@ -11,8 +13,12 @@ using namespace kspmv;
 
 namespace {
 std::vector<std::string> g_regions, g_kernels;
-void on_push(const char* name) { g_regions.emplace_back(name); }
-void on_pop() {}
+int g_open = 0;  // regions pushed and not popped
+void on_push(const char* name) {
+  g_regions.emplace_back(name);
+  ++g_open;
+}
+void on_pop() { --g_open; }
 void on_kernel(const char* name, const std::uint32_t, std::uint64_t* id) {
   g_kernels.emplace_back(name);
   *id = 0;
@@ -25,6 +31,7 @@ struct Recorder {
   Recorder() {
     g_regions.clear();
     g_kernels.clear();
+    g_open = 0;
     namespace T = Kokkos::Tools::Experimental;
     T::set_push_region_callback(on_push);
     T::set_pop_region_callback(on_pop);
@@ -47,6 +54,14 @@ struct Recorder {
     T::set_end_parallel_scan_callback(nullptr);
   }
 };
+
+// The regions recorded whose names start with `prefix`, in order.
+std::vector<std::string> regions_named(const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& r : g_regions)
+    if (r.rfind(prefix, 0) == 0) out.push_back(r);
+  return out;
+}
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
   for (const auto& x : v)
@@ -83,4 +98,45 @@ TEST(Profiling, RegionsAndKernelNamesForEveryFormat) {
           << name << ": kernel '" << k << "'";
   }
   EXPECT_EQ(seen, static_cast<int>(known_formats().size()) - 2);
+}
+
+// A scope's phases: each enter() ends the phase before it, and the scope's
+// end ends the last, also when a phase throws.
+TEST(Profiling, PhasesStayBalancedWhenAPhaseThrows) {
+  Recorder rec;
+  try {
+    detail::ProfilingPhases phase;
+    phase.enter("first");
+    EXPECT_EQ(g_open, 1);
+    phase.enter("second");
+    EXPECT_EQ(g_open, 1);
+    throw InvalidArgumentError("in the second phase");
+  } catch (const InvalidArgumentError&) {
+  }
+  EXPECT_EQ(g_open, 0);
+  EXPECT_EQ(g_regions, (std::vector<std::string>{"first", "second"}));
+}
+
+// EHYB's device build and the cells name their phases, in order.
+TEST(Profiling, EhybAndCellsNameTheirPhases) {
+  using E = Kokkos::DefaultExecutionSpace;
+  const auto a = generate<double>("lap2d:40");
+  {
+    Recorder rec;
+    const auto d = upload_csr<double, E>(a);
+    const auto p = cell_partition(E(), d.row_ptr, d.col_idx, a.nrows, 4, a.nrows);
+    EXPECT_EQ(g_open, 0);
+    EXPECT_EQ(regions_named("kspmv::cells::"),
+              (std::vector<std::string>{"kspmv::cells::waves", "kspmv::cells::graph", "kspmv::cells::group",
+                                        "kspmv::cells::part_of"}));
+    EXPECT_EQ(static_cast<int>(p.part_rows.size()), 4);
+  }
+  {
+    Recorder rec;
+    const auto m = Matrix<double>::convert(a, Format::Ehyb, kspmv_test::test_options());
+    EXPECT_EQ(g_open, 0);
+    EXPECT_EQ(regions_named("kspmv::ehyb::"),
+              (std::vector<std::string>{"kspmv::ehyb::partition", "kspmv::ehyb::order", "kspmv::ehyb::slices",
+                                        "kspmv::ehyb::long_rows"}));
+  }
 }

@@ -39,6 +39,7 @@
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/partition.hpp"
+#include "kspmv/core/profiling.hpp"
 #include "kspmv/core/scratch.hpp"
 #include "kspmv/core/seeded_waves.hpp"
 
@@ -112,6 +113,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
   out.part_of = Kokkos::View<int*, M>(Kokkos::view_alloc(space, std::string("kspmv::partition::part_of")), n);
   out.part_rows.assign(static_cast<std::size_t>(nparts), 0);
   if (n == 0) return out;
+  detail::ProfilingPhases phase;
   if (nparts == 1) {
     out.part_rows[0] = n;
     out.in_part = 1;
@@ -125,6 +127,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
   detail::ScratchSet<ExecSpace> temps(space);
   auto cell = temps.template take<int>("kspmv::cells::cell", n);
   auto level = temps.template take<int>("kspmv::cells::level", n);
+  phase.enter("kspmv::cells::waves");
   // 1. Seeds, then the waves. A row labelled in wave L has level L; a row
   // reads only neighbours of level L - 1, which no thread of wave L writes.
   std::int64_t reached = 0;
@@ -188,6 +191,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
     }
   }
   out.cells = ncells;
+  phase.enter("kspmv::cells::graph");
   // 2. The cell graph: an entry (i, j) of two cells gives the pairs
   // (cell i, cell j) and (cell j, cell i).
   auto cross = temps.template take<std::int64_t>("kspmv::cells::cross", n + 1);
@@ -319,6 +323,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
     Kokkos::deep_copy(space, detail::unmanaged_host<std::int64_t>(cell_rows_of.data(), cell_rows_of.size()), size);
   }
   space.fence();
+  phase.enter("kspmv::cells::group");
   // 3. The cells joined into parts on the host.
   std::vector<std::int64_t> xadj(static_cast<std::size_t>(ncells) + 1, 0);
   std::vector<int> weight(static_cast<std::size_t>(edges));
@@ -340,6 +345,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
     cell_part = group_cells(xadj, to, weight, cell_rows_of, nparts, max_rows);
   }
   for (int c = 0; c < ncells; ++c) out.part_rows[cell_part[c]] += cell_rows_of[c];
+  phase.enter("kspmv::cells::part_of");
   const auto part_of_cell = detail::upload<int, M>(cell_part, "kspmv::partition::part_of_cell");
   const auto part_of = out.part_of;
   Kokkos::parallel_for(

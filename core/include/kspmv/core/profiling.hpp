@@ -18,4 +18,27 @@ class ProfilingRegion {
   ProfilingRegion& operator=(const ProfilingRegion&) = delete;
 };
 
+// Consecutive regions of one scope (a conversion's phases): enter() ends
+// the phase before it, and the scope's end (an exception included) ends
+// the last, so the profile's regions stay balanced.
+class ProfilingPhases {
+ public:
+  ProfilingPhases() = default;
+  ~ProfilingPhases() { leave(); }
+  ProfilingPhases(const ProfilingPhases&) = delete;
+  ProfilingPhases& operator=(const ProfilingPhases&) = delete;
+  void enter(const std::string& name) {
+    leave();
+    Kokkos::Profiling::pushRegion(name);
+    open_ = true;
+  }
+  void leave() {
+    if (open_) Kokkos::Profiling::popRegion();
+    open_ = false;
+  }
+
+ private:
+  bool open_ = false;
+};
+
 }  // namespace kspmv::detail

@@ -529,6 +529,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   EhybReport& rep = d.report;
   const std::int64_t n = a.nrows;
   if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
+  detail::ProfilingPhases phase;
+  phase.enter("kspmv::ehyb::partition");
   DevicePartition<ExecSpace> part;
   detail::ehyb_parts_in_window(window, n, rep, [&](int parts) {
     part = cell_partition(space, a.row_ptr, a.col_idx, n, parts, window.cap);
@@ -541,6 +543,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   rep.partition_seconds = part.seconds;
   Kokkos::Timer reorder;
   if (opt.progress) opt.progress("reordering (on the device)", 0.0);
+  phase.enter("kspmv::ehyb::order");
   const auto part_of = part.part_of;
   const auto row_ptr = a.row_ptr;
   const auto col_idx = detail::read_only(a.col_idx);
@@ -659,6 +662,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   Kokkos::parallel_for(
       "kspmv::ehyb::inverse", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t p) { old_to_new(new_to_old(p)) = static_cast<int>(p); });
+  phase.enter("kspmv::ehyb::slices");
   // Parts and their slices, on the host: parts are few.
   std::vector<int> part_start(static_cast<std::size_t>(nparts) + 1, 0), part_slice(static_cast<std::size_t>(nparts) + 1, 0);
   for (int q = 0; q < nparts; ++q) {
@@ -788,6 +792,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
           }
         });
   }
+  phase.enter("kspmv::ehyb::long_rows");
   // Long rows: whole, as CSR, shortest first (TPR ranges need ascending
   // lengths). Few: their rows and lengths come to the host.
   std::vector<std::int64_t> lptr(1, 0), llen;
