@@ -129,6 +129,7 @@ struct EhybDevice {
   EhybReport report;
   KernelPath kernel = KernelPath::Auto;
   double conversion_seconds = 0;
+  detail::KeptBlocks<memory_space> storage;  // what the device build's views are taken from (FormatArrays)
 
   std::size_t storage_bytes() const {
     return (new_to_old.span() + part_start.span() + part_slice.span() + slice_width.span() + slice_offset.span() +
@@ -552,6 +553,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   // Each row's entries in its part and outside it (none for a long row,
   // whose entries all go to the long-row CSR).
   detail::ScratchSet<ExecSpace> temps(space);
+  detail::FormatArrays<ExecSpace> arrays(space);
   auto in_count = temps.template take<int>("kspmv::ehyb::in_part", n);
   auto out_count = temps.template take<int>("kspmv::ehyb::outside", n);
   std::int64_t most_in = 0, most_out = 0, er_nnz = 0, rows_flagged = 0;
@@ -601,7 +603,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   if (!d.er_inline) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
   // Algorithm 1's order: by part, in-part count descending, extra count
   // descending, row.
-  ints new_to_old(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::new_to_old")), n);
+  const ints new_to_old = arrays.template take<int>("kspmv::ehyb::new_to_old", n);
   if constexpr (detail::has_radix_sort<ExecSpace>()) {
     // Each pass sorts by one key, stably: rows keep the order of the
     // passes before it.
@@ -673,21 +675,21 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   std::vector<int> slice_part_h(static_cast<std::size_t>(nslices));
   for (int q = 0; q < nparts; ++q)
     for (int s = part_slice[q]; s < part_slice[q + 1]; ++s) slice_part_h[s] = q;
-  d.part_start = detail::upload<int, M>(part_start, "kspmv::ehyb::part_start");
-  d.part_slice = detail::upload<int, M>(part_slice, "kspmv::ehyb::part_slice");
-  const auto slice_part = detail::upload<int, M>(slice_part_h, "kspmv::ehyb::slice_part");
+  d.part_start = arrays.upload(part_start, "kspmv::ehyb::part_start");
+  d.part_slice = arrays.upload(part_slice, "kspmv::ehyb::part_slice");
+  const auto slice_part = temps.template take<int>("kspmv::ehyb::slice_part", slice_part_h.size());
+  Kokkos::deep_copy(space, slice_part, detail::unmanaged_host<int>(slice_part_h.data(), slice_part_h.size()));
   const auto pstart = d.part_start;
   const auto pslice = d.part_slice;
   // Each slice: its sliced-ELL width (its first row's in-part count: the
   // rows are in descending order) and its extra rows, column-major padded
   // to the widest where ehyb_padded_fill of the slots hold entries, else
   // packed.
-  d.slice_width = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::slice_width")), nslices);
-  d.slice_offset = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::slice_offset")), nslices + 1);
-  d.er_width = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_width")), nslices);
-  d.er_start = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_start")), nslices + 1);
-  d.er_count = Kokkos::View<std::uint16_t*, M>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_count")), n);
+  d.slice_width = arrays.template take<int>("kspmv::ehyb::slice_width", nslices);
+  d.slice_offset = arrays.template take<int>("kspmv::ehyb::slice_offset", nslices + 1);
+  d.er_width = arrays.template take<int>("kspmv::ehyb::er_width", nslices);
+  d.er_start = arrays.template take<int>("kspmv::ehyb::er_start", nslices + 1);
+  d.er_count = arrays.template take<std::uint16_t>("kspmv::ehyb::er_count", n);
   const auto width = d.slice_width;
   const auto offset = d.slice_offset;
   const auto er_width = d.er_width;
@@ -740,14 +742,11 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
     throw FormatCannotHoldError("ehyb: the extra-rows part holds more than 2^31 slots");
   detail::check_allocation<ExecSpace>(ell_slots * (tau + 2) + er_slots * (tau + 4), "ehyb's slices",
                                       opt.memory_budget_bytes);
-  d.ell_col = Kokkos::View<std::uint16_t*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::ell_col")), ell_slots);
-  d.ell_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::ell_val")), ell_slots);
-  d.er_col = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::er_col")), er_slots);
-  d.er_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::er_val")), er_slots);
-  d.extra_bits = Kokkos::View<std::uint32_t*, M>(Kokkos::view_alloc(space, std::string("kspmv::ehyb::extra_bits")),
-                                                 (a.nnz() + 31) / 32);
-  Kokkos::deep_copy(space, d.ell_col, D::padding);
-  Kokkos::deep_copy(space, d.er_col, -1);
+  d.ell_col = arrays.template take_filled<std::uint16_t>("kspmv::ehyb::ell_col", ell_slots, D::padding);
+  d.ell_val = arrays.template take_filled<Scalar>("kspmv::ehyb::ell_val", ell_slots, Scalar(0));
+  d.er_col = arrays.template take_filled<int>("kspmv::ehyb::er_col", er_slots, -1);
+  d.er_val = arrays.template take_filled<Scalar>("kspmv::ehyb::er_val", er_slots, Scalar(0));
+  d.extra_bits = arrays.template take_filled<std::uint32_t>("kspmv::ehyb::extra_bits", (a.nnz() + 31) / 32, 0u);
   // The fill: a thread a row, its entries in CSR order; each extra
   // entry's bit, or-ed in a word at a time (two rows may share a word).
   {
@@ -833,12 +832,12 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   rep.long_nnz = lptr.back();
   d.long_host_ranges = tpr_ranges(llen, 256, 32);
   d.long_blocks = d.long_host_ranges.empty() ? 0 : d.long_host_ranges.back().first_block + d.long_host_ranges.back().blocks;
-  d.long_ranges = detail::upload_ranges<M>(d.long_host_ranges, "kspmv::ehyb::long_ranges");
-  d.long_row_ptr = detail::upload<int, M>(lptr, "kspmv::ehyb::long_row_ptr");
-  const auto long_src = detail::upload<int, M>(long_list, "kspmv::ehyb::long_rows");
-  d.long_col = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::long_col")), lptr.back());
-  d.long_val = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::long_val")), lptr.back());
-  d.long_y = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::ehyb::long_y")), long_list.size());
+  d.long_ranges = detail::upload_ranges(arrays, d.long_host_ranges, "kspmv::ehyb::long_ranges");
+  d.long_row_ptr = arrays.upload(std::vector<int>(lptr.begin(), lptr.end()), "kspmv::ehyb::long_row_ptr");
+  const auto long_src = arrays.upload(long_list, "kspmv::ehyb::long_rows");
+  d.long_col = arrays.template take<int>("kspmv::ehyb::long_col", lptr.back());
+  d.long_val = arrays.template take<Scalar>("kspmv::ehyb::long_val", lptr.back());
+  d.long_y = arrays.template take<int>("kspmv::ehyb::long_y", long_list.size());
   if (!long_list.empty()) {
     const auto lrp = d.long_row_ptr;
     const auto lcol = d.long_col;
@@ -863,8 +862,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   // The caller-order map and the separate layout's (empty) arrays.
   d.new_to_old = new_to_old;
   d.er_slices = 0;
-  d.er_offset = detail::upload<int, M>(std::vector<int>{0}, "kspmv::ehyb::er_offset");
-  d.er_y = ints("kspmv::ehyb::er_y", 0);
+  d.er_offset = arrays.upload(std::vector<int>{0}, "kspmv::ehyb::er_offset");
+  d.er_y = arrays.template take<int>("kspmv::ehyb::er_y", 0);
   // Report, as the host build's.
   rep.ell_slots = ell_slots;
   rep.er_slots = er_slots;
@@ -902,6 +901,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
                             double(a.nnz());
     rep.csr_bytes_per_nonzero = (double(a.nnz()) * (tau + 4) + 4.0 * double(n + 1)) / double(a.nnz());
   }
+  d.storage = arrays.kept();
   space.fence();
   if (opt.progress) opt.progress("reordering (on the device)", 1.0);
   rep.reorder_seconds = reorder.seconds();
