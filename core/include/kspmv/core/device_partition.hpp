@@ -21,7 +21,7 @@
 //     into parts of equal rows, and steps 2-3 are skipped.
 //
 // What it gives up against METIS: on FEM meshes of 0.4-0.9M rows, 132
-// parts, 86.6-90.0% of the entries inside their row's part against
+// parts, 85.9-89.6% of the entries inside their row's part against
 // METIS's 92.2-93.9% (the host's BFS growing 87.9-90.1%). On a graph with
 // no locality no partitioner finds any (uniform random columns: 10-17%).
 #pragma once
