@@ -582,7 +582,7 @@ std::vector<int> group_cells(const std::vector<std::int64_t>& xadj, const std::v
   // and both parts stay within 3% of their share (and max_rows). Two
   // passes: on the FEM meshes a third and fourth raised the in-part share
   // by 0.4-0.9 points and left EHYB's SpMV as it was (0.98-1.00x), while
-  // they took 2-4 ms of its 10-20 ms build on an H200's host
+  // they took 1.3-3.8 ms of its 6-21 ms build on an H200's host
   // (docs/PERFORMANCE.md, "Where the build's time goes").
   const double share = double(n) / nparts;
   const std::int64_t hi = std::min<std::int64_t>(max_rows, static_cast<std::int64_t>(share * 1.03));
