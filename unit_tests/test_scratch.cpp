@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <numeric>
+#include <vector>
 
 #include "kspmv/core/scratch.hpp"
 
@@ -93,6 +95,45 @@ TEST(Scratch, SetViewsHoldTheirValues) {
   std::int64_t sum = 0;
   for (int i = 0; i < 1000; ++i) sum += a(i);
   EXPECT_EQ(sum, 999 * 1000 / 2);
+}
+
+// The entries of a and b that do not hold a(i) = i - 500 and
+// b(i) = 3 i + 1. A free function: CUDA's extended lambdas may not sit in
+// a test's private TestBody.
+template <class A, class B>
+std::int64_t upload_mismatches(const Kokkos::DefaultExecutionSpace& space, const A& a, const B& b) {
+  std::int64_t wrong = 0;
+  const auto nb = static_cast<std::int64_t>(b.extent(0));
+  Kokkos::parallel_reduce(
+      "kspmv_test::upload", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(space, 0, a.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& w) {
+        w += a(i) != i - 500 ? 1 : 0;
+        if (i < nb) w += b(i) != 3 * i + 1 ? 1 : 0;
+      },
+      wrong);
+  return wrong;
+}
+
+// upload() gives a temporary holding the vector's values, on the default
+// execution space (the device in a CUDA build); a vector passed as an
+// rvalue is the set's from then on.
+TEST(Scratch, UploadHoldsTheVectorsValues) {
+  Kokkos::DefaultExecutionSpace space;
+  kspmv::detail::ScratchSet<Kokkos::DefaultExecutionSpace> temps(space);
+  std::vector<int> by_reference(1000);
+  std::iota(by_reference.begin(), by_reference.end(), -500);
+  std::vector<std::int64_t> moved(777);
+  for (std::size_t i = 0; i < moved.size(); ++i) moved[i] = 3 * static_cast<std::int64_t>(i) + 1;
+  const auto a = temps.upload("a", by_reference);
+  const auto b = temps.upload("b", std::move(moved));
+  const auto none = temps.upload("none", std::vector<double>());
+  EXPECT_TRUE(moved.empty());  // NOLINT(bugprone-use-after-move): the set took it
+  ASSERT_EQ(a.extent(0), 1000u);
+  ASSERT_EQ(b.extent(0), 777u);
+  EXPECT_EQ(none.extent(0), 0u);
+  EXPECT_EQ(upload_mismatches(space, a, b), 0);
+  temps.give_back();
+  temps.give_back();  // nothing left: no second fence
 }
 
 }  // namespace

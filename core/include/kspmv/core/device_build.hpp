@@ -208,11 +208,11 @@ void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, c
   const std::int64_t rows = static_cast<std::int64_t>(positions.size());
   const std::int64_t split = static_cast<std::int64_t>(first_in_order);
   ScratchSet<ExecSpace> temps(space);
-  const Kokkos::View<std::int64_t*, M> pos_d = temps.template take<std::int64_t>("kspmv::fetch_rows::positions", rows);
   const Kokkos::View<ordinal_t*, M> ids_d = temps.template take<ordinal_t>("kspmv::fetch_rows::ids", rows);
   const Kokkos::View<std::int64_t*, M> local_d = temps.template take<std::int64_t>("kspmv::fetch_rows::local", rows + 1);
   const Kokkos::View<offset_t*, M> begins_d = temps.template take<offset_t>("kspmv::fetch_rows::begins", rows);
-  Kokkos::deep_copy(space, pos_d, unmanaged_host<const std::int64_t>(positions.data(), positions.size()));
+  // positions, the caller's, outlives the set.
+  const Kokkos::View<std::int64_t*, M> pos_d = temps.upload("kspmv::fetch_rows::positions", positions);
   std::int64_t entries = 0;
   Kokkos::parallel_scan(
       "kspmv::fetch_rows::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),

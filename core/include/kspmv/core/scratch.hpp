@@ -167,7 +167,7 @@ class ScratchPool {
 };
 
 // A scope's temporaries on `space`'s memory: take() gives an uninitialized
-// view of n values of T, valid (for kernels launched meanwhile too) until
+// view of n values of T (upload() one holding a host vector's), valid (for kernels launched meanwhile too) until
 // the set ends or give_back() is called, which fence `space` once and give
 // every block back. Views taken must not outlive the set: only for what
 // no format, map or result keeps.
@@ -192,16 +192,36 @@ class ScratchSet {
     }
   }
 
+  // A temporary holding a copy of a host vector, queued on the space with
+  // no fence. An asynchronous copy may read `from` until the device runs
+  // it, so a vector passed by reference must stay as it is until the set
+  // gives its blocks back; one passed as an rvalue the set keeps until then.
+  template <class T>
+  Kokkos::View<T*, memory_space> upload(const std::string& label, const std::vector<T>& from) {
+    const auto v = take<T>(label, from.size());
+    Kokkos::deep_copy(space_, v, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(from.data(), from.size()));
+    return v;
+  }
+  template <class T>
+  Kokkos::View<T*, memory_space> upload(const std::string& label, std::vector<T>&& from) {
+    auto source = std::make_shared<const std::vector<T>>(std::move(from));
+    const auto v = upload(label, *source);
+    sources_.push_back(std::move(source));
+    return v;
+  }
+
   void give_back() {
-    if (blocks_.empty()) return;
+    if (blocks_.empty() && sources_.empty()) return;
     space_.fence();
     for (const auto& b : blocks_) ScratchPool<memory_space>::instance().give_back(b.first, b.second);
     blocks_.clear();
+    sources_.clear();
   }
 
  private:
   ExecSpace space_;
   std::vector<std::pair<void*, std::size_t>> blocks_;
+  std::vector<std::shared_ptr<const void>> sources_;  // host vectors uploads read from
 };
 
 // Whether host memory spaces also take a format's arrays from kept blocks
