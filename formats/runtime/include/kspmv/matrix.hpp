@@ -744,8 +744,9 @@ class Matrix {
   }
 
   // Converts the model's first opt.auto_candidates formats, times SpMVs and
-  // a refresh of each, and returns the cheapest loop; the others are freed
-  // as it goes. After the first, a candidate is converted only where
+  // a refresh of each, and returns the one whose loop costs least from here
+  // on (loop_once_converted: what was converted is paid whichever is
+  // kept); the others are freed as it goes. After the first, a candidate is converted only where
   // timing it is expected to save more over expected_applies SpMVs than
   // its conversion and trial cost (expected_trial_saving: the model's
   // estimates and set-up scaled by what the first candidate measured
@@ -810,7 +811,8 @@ class Matrix {
       if (tried >= opt.auto_candidates || !e.feasible) break;
       const bool timed_before = pre && !pre->m.empty() && pre->m.format() == e.format;
       if (!best.empty() && !timed_before) {
-        // Nothing to save where its set-up alone passes the best loop.
+        // Nothing to save where its set-up alone passes what the best
+        // costs from here on.
         const double setup = e.setup_seconds * setup_scale;
         const double product = e.seconds * columns_in_spmvs(has_fused_kernel(e.format), k) * spmv_scale;
         const double saving = setup > best_loop ? 0.0 : expected_trial_saving(opt.expected_applies, best_spmv, product);
@@ -855,7 +857,7 @@ class Matrix {
       const double refresh =
           time_refresh ? trial_seconds(space, [&] { m.impl_->scatter_values(space, d.values); }, false) : modelled_refresh;
       trial.reset();
-      const double loop = m.conversion_seconds() + refresh + opt.expected_applies * spmv;
+      const double loop = loop_once_converted(opt.expected_applies, spmv, refresh);
       if (best.empty()) {
         const double modelled = e.seconds * columns_in_spmvs(m.has_fused_block_kernel(), k);
         spmv_scale = modelled > 0 ? spmv / modelled : 1;
@@ -876,7 +878,7 @@ class Matrix {
                                    [&](const FormatEstimate& e) { return e.format == pre->m.format(); });
       const double refresh =
           it != ranked.end() && it->seconds > 0 ? it->refresh_seconds / it->seconds * pre->spmv : pre->spmv;
-      const double loop = pre->m.conversion_seconds() + refresh + opt.expected_applies * pre->spmv;
+      const double loop = loop_once_converted(opt.expected_applies, pre->spmv, refresh);
       char line[160];
       std::snprintf(line, sizeof line, "%s%s %.1f us, set-up %.2f ms, refresh %.1f us (model), timed first",
                     report.empty() ? "" : "; ", pre->m.name(), pre->spmv * 1e6, pre->m.conversion_seconds() * 1e3,

@@ -255,6 +255,17 @@ inline constexpr double kModelSpread = 0.3;
 double expected_trial_saving(double applies, double best_seconds, double estimate_seconds,
                              double spread = kModelSpread);
 
+// What keeping a candidate auto has converted and timed costs from then
+// on: a refresh and `applies` SpMVs. Its conversion is left out: once made
+// it is paid whichever candidate is kept, so counting it would drop a
+// faster format for one that was only cheaper to build (ehyb's 29.5 us
+// SpMV for pellr's 32.0 on an RCM-ordered mesh, docs/PERFORMANCE.md). A
+// conversion counts before it is made, in whether to make it:
+// expected_trial_saving against the conversion and the trial.
+inline double loop_once_converted(double applies, double spmv_seconds, double refresh_seconds) {
+  return refresh_seconds + applies * spmv_seconds;
+}
+
 // The least time any format's SpMV takes on this device, whatever the
 // matrix: over every format of known_formats() (kk-crs, the baseline, left
 // out), its tiny-matrix figure or the host's cost to queue it, whichever is
