@@ -746,12 +746,13 @@ class Matrix {
   // Converts the model's first opt.auto_candidates formats, times SpMVs and
   // a refresh of each, and returns the one whose loop costs least from here
   // on (loop_once_converted: what was converted is paid whichever is
-  // kept); the others are freed as it goes. After the first, a candidate is converted only where
-  // timing it is expected to save more over expected_applies SpMVs than
-  // its conversion and trial cost (expected_trial_saving: the model's
-  // estimates and set-up scaled by what the first candidate measured
-  // against them; for k columns each product columns_in_spmvs() of its
-  // SpMVs); the note says which were left and why. `pre`, where given,
+  // kept); the others are freed as it goes. After the first, a candidate
+  // is converted only where timing it is expected to save more over
+  // expected_applies SpMVs than its conversion and trial cost
+  // (expected_trial_saving: the model's estimates and set-up scaled by
+  // what the first candidate measured against them; for k columns each
+  // product columns_in_spmvs() of its SpMVs); the note says which were
+  // left and why. `pre`, where given,
   // is a candidate converted and timed already (quick_trial): taken in
   // place of converting its format where the shortlist reaches it, else
   // weighed against the pick at the end.
