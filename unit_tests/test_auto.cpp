@@ -134,8 +134,8 @@ TEST(Auto, TrialSavingFollowsTheEstimate) {
 // Candidates auto has converted are weighed by what they cost from then on
 // (measured_pick keeps the least): a refresh and expected_applies SpMVs,
 // not the conversions made already. The figures are ehyb and pellr on an
-// RCM-ordered mesh (H200): ehyb's conversion, 7.0 ms against 0.74, had
-// dropped it for pellr when conversions counted.
+// RCM-ordered mesh (H200): counting the conversions, 7.0 ms against 0.74,
+// would drop ehyb for pellr.
 TEST(Auto, ConvertedCandidatesAreWeighedWithoutTheirConversion) {
   const double applies = 1000;
   const double pellr = loop_once_converted(applies, 32.0e-6, 128.0e-6);
