@@ -169,8 +169,8 @@ class ScratchPool {
 // A scope's temporaries on `space`'s memory: take() gives an uninitialized
 // view of n values of T (upload() one holding a host vector's), valid (for
 // kernels launched meanwhile too) until the set ends or give_back() is
-// called, which fence `space` once and give every block back. Views taken must not outlive the set: only for what
-// no format, map or result keeps.
+// called, which fence `space` once and give every block back. Views taken
+// must not outlive the set: only for what no format, map or result keeps.
 template <class ExecSpace>
 class ScratchSet {
  public:

@@ -752,10 +752,9 @@ class Matrix {
   // (expected_trial_saving: the model's estimates and set-up scaled by
   // what the first candidate measured against them; for k columns each
   // product columns_in_spmvs() of its SpMVs); the note says which were
-  // left and why. `pre`, where given,
-  // is a candidate converted and timed already (quick_trial): taken in
-  // place of converting its format where the shortlist reaches it, else
-  // weighed against the pick at the end.
+  // left and why. `pre`, where given, is a candidate converted and timed
+  // already (quick_trial): taken in place of converting its format where
+  // the shortlist reaches it, else weighed against the pick at the end.
   template <class In>
   static Matrix measured_pick(const In& a, const ConvertOptions& opt, const canonical_type* merged,
                               const std::vector<FormatEstimate>& ranked, Timed* pre = nullptr) {
