@@ -124,9 +124,9 @@ TEST(Scratch, UploadHoldsTheVectorsValues) {
   std::iota(by_reference.begin(), by_reference.end(), -500);
   std::vector<std::int64_t> moved(777);
   for (std::size_t i = 0; i < moved.size(); ++i) moved[i] = 3 * static_cast<std::int64_t>(i) + 1;
-  const auto a = temps.upload("a", by_reference);
-  const auto b = temps.upload("b", std::move(moved));
-  const auto none = temps.upload("none", std::vector<double>());
+  const auto a = temps.upload(by_reference, "a");
+  const auto b = temps.upload(std::move(moved), "b");
+  const auto none = temps.upload(std::vector<double>(), "none");
   EXPECT_TRUE(moved.empty());  // NOLINT(bugprone-use-after-move): the set took it
   ASSERT_EQ(a.extent(0), 1000u);
   ASSERT_EQ(b.extent(0), 777u);

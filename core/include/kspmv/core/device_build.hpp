@@ -212,7 +212,7 @@ void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, c
   const Kokkos::View<std::int64_t*, M> local_d = temps.template take<std::int64_t>("kspmv::fetch_rows::local", rows + 1);
   const Kokkos::View<offset_t*, M> begins_d = temps.template take<offset_t>("kspmv::fetch_rows::begins", rows);
   // positions, the caller's, outlives the set.
-  const Kokkos::View<std::int64_t*, M> pos_d = temps.upload("kspmv::fetch_rows::positions", positions);
+  const Kokkos::View<std::int64_t*, M> pos_d = temps.upload(positions, "kspmv::fetch_rows::positions");
   std::int64_t entries = 0;
   Kokkos::parallel_scan(
       "kspmv::fetch_rows::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),

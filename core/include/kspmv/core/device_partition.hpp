@@ -346,7 +346,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
   }
   for (int c = 0; c < ncells; ++c) out.part_rows[cell_part[c]] += cell_rows_of[c];
   phase.enter("kspmv::cells::part_of");
-  const auto part_of_cell = temps.upload("kspmv::cells::part_of_cell", std::move(cell_part));
+  const auto part_of_cell = temps.upload(std::move(cell_part), "kspmv::cells::part_of_cell");
   const auto part_of = out.part_of;
   Kokkos::parallel_for(
       "kspmv::cells::part_of", Kokkos::RangePolicy<ExecSpace>(space, 0, n),

@@ -197,15 +197,15 @@ class ScratchSet {
   // it, so a vector passed by reference must stay as it is until the set
   // gives its blocks back; one passed as an rvalue the set keeps until then.
   template <class T>
-  Kokkos::View<T*, memory_space> upload(const std::string& label, const std::vector<T>& from) {
+  Kokkos::View<T*, memory_space> upload(const std::vector<T>& from, const std::string& label) {
     const auto v = take<T>(label, from.size());
     Kokkos::deep_copy(space_, v, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(from.data(), from.size()));
     return v;
   }
   template <class T>
-  Kokkos::View<T*, memory_space> upload(const std::string& label, std::vector<T>&& from) {
+  Kokkos::View<T*, memory_space> upload(std::vector<T>&& from, const std::string& label) {
     auto source = std::make_shared<const std::vector<T>>(std::move(from));
-    const auto v = upload(label, *source);
+    const auto v = upload(*source, label);
     sources_.push_back(std::move(source));
     return v;
   }

@@ -677,7 +677,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
     for (int s = part_slice[q]; s < part_slice[q + 1]; ++s) slice_part_h[s] = q;
   d.part_start = arrays.upload(part_start, "kspmv::ehyb::part_start");
   d.part_slice = arrays.upload(part_slice, "kspmv::ehyb::part_slice");
-  const auto slice_part = temps.upload("kspmv::ehyb::slice_part", std::move(slice_part_h));
+  const auto slice_part = temps.upload(std::move(slice_part_h), "kspmv::ehyb::slice_part");
   const auto pstart = d.part_start;
   const auto pslice = d.part_slice;
   // Each slice: its sliced-ELL width (its first row's in-part count: the
@@ -833,7 +833,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   d.long_blocks = d.long_host_ranges.empty() ? 0 : d.long_host_ranges.back().first_block + d.long_host_ranges.back().blocks;
   d.long_ranges = detail::upload_ranges(arrays, d.long_host_ranges, "kspmv::ehyb::long_ranges");
   d.long_row_ptr = arrays.upload(std::vector<int>(lptr.begin(), lptr.end()), "kspmv::ehyb::long_row_ptr");
-  const auto long_src = temps.upload("kspmv::ehyb::long_src", std::vector<int>(long_list));
+  const auto long_src = temps.upload(std::vector<int>(long_list), "kspmv::ehyb::long_src");
   d.long_col = arrays.template take<int>("kspmv::ehyb::long_col", lptr.back());
   d.long_val = arrays.template take<Scalar>("kspmv::ehyb::long_val", lptr.back());
   d.long_y = arrays.template take<int>("kspmv::ehyb::long_y", long_list.size());
