@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kspmv/core/device_csr.hpp"
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/device_sort.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -174,7 +175,7 @@ device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const 
   ScratchSet<ExecSpace> temps(space);
   const device_ints<ExecSpace> pos = temps.template take<int>("kspmv::rows_where", n);
   std::int64_t count = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::rows_where_scan", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
         if (final) pos(i) = static_cast<int>(sum);
@@ -214,7 +215,7 @@ void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, c
   // positions, the caller's, outlives the set.
   const Kokkos::View<std::int64_t*, M> pos_d = temps.upload(positions, "kspmv::fetch_rows::positions");
   std::int64_t entries = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::fetch_rows::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, rows),
       KOKKOS_LAMBDA(const std::int64_t q, std::int64_t& sum, const bool final) {
         const ordinal_t r = q < split ? static_cast<ordinal_t>(pos_d(q)) : order(pos_d(q));

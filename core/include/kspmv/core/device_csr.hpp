@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/host_matrix.hpp"
@@ -238,7 +239,7 @@ CanonicalCsr<Scalar, ExecSpace> canonical_csr_on_device(const ExecSpace& space, 
   // array: an exclusive scan over the rows.
   Kokkos::View<int*, M> rank(alloc("kspmv::canonical::rank"), n);
   std::int64_t nbad = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::canonical::rank", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
         if (final) rank(i) = bad(i) ? static_cast<int>(sum) : -1;
         sum += bad(i);
@@ -251,7 +252,7 @@ CanonicalCsr<Scalar, ExecSpace> canonical_csr_on_device(const ExecSpace& space, 
         if (rank(i) >= 0) brow(rank(i)) = static_cast<int>(i);
       });
   std::int64_t nbe = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::canonical::bad_offsets", policy(space, 0, nbad),
       KOKKOS_LAMBDA(const std::int64_t b, std::int64_t& sum, const bool final) {
         const std::int64_t len = std::int64_t(row_ptr(brow(b) + 1)) - std::int64_t(row_ptr(brow(b)));
@@ -298,7 +299,7 @@ CanonicalCsr<Scalar, ExecSpace> canonical_csr_on_device(const ExecSpace& space, 
   // A run of equal columns in a row starts where the column changes; runs
   // numbered by an exclusive scan (run(nbe): their count).
   Kokkos::View<std::int64_t*, M> run(alloc("kspmv::canonical::runs"), nbe + 1);
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::canonical::runs", policy(space, 0, nbe), KOKKOS_LAMBDA(const std::int64_t q, std::int64_t& sum, const bool final) {
         const std::int64_t b = row_of_entry(boff, nbad, q);
         const bool starts = q == boff(b) || (key(q) / L) % nc != (key(q - 1) / L) % nc;
@@ -311,7 +312,7 @@ CanonicalCsr<Scalar, ExecSpace> canonical_csr_on_device(const ExecSpace& space, 
   // runs.
   Kokkos::View<offset_t*, M> out_ptr(alloc("kspmv::csr::row_ptr"), n + 1);
   std::int64_t cnnz = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::canonical::row_ptr", policy(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
         const int b = rank(i);
         const std::int64_t len = b < 0 ? std::int64_t(row_ptr(i + 1)) - std::int64_t(row_ptr(i)) : run(boff(b + 1)) - run(boff(b));

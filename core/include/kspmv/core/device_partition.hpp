@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kspmv/core/device_csr.hpp"
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/device_sort.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/error.hpp"
@@ -82,7 +83,7 @@ int compact_labels(const ExecSpace& space, const Labels& label, std::int64_t bou
       "kspmv::cells::used", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) { id(label(i)) = 1; });
   std::int64_t count = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::cells::number", Kokkos::RangePolicy<ExecSpace>(space, 0, bound),
       KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum, const bool final) {
         const int used = id(c);
@@ -196,7 +197,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
   // (cell i, cell j) and (cell j, cell i).
   auto cross = temps.template take<std::int64_t>("kspmv::cells::cross", n + 1);
   std::int64_t pairs = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::cells::cross", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
         std::int64_t c = 0;
@@ -289,7 +290,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
     }
     // Runs of equal pairs: an edge each, its weight the run's length.
     auto head = temps.template take<int>("kspmv::cells::head", pairs + 1);
-    Kokkos::parallel_scan(
+    kspmv::detail::scan(
         "kspmv::cells::runs", Kokkos::RangePolicy<ExecSpace>(space, 0, pairs),
         KOKKOS_LAMBDA(const std::int64_t p, std::int64_t& sum, const bool final) {
           const bool starts = p == 0 || a_cell(p) != a_cell(p - 1) || b_cell(p) != b_cell(p - 1);

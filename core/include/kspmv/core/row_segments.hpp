@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/scratch.hpp"
 
@@ -97,7 +98,7 @@ RowSegmentPlan<ExecSpace> row_segment_plan(const ExecSpace& space, std::int64_t 
   plan.task_start = temps ? temps->template take<std::int64_t>("kspmv::row_segments", nrows + 1)
                           : starts(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::row_segments"),
                                    nrows + 1);
-  Kokkos::parallel_scan("kspmv::row_segments", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows + 1),
+  kspmv::detail::scan("kspmv::row_segments", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows + 1),
                         RowSegmentStarts<starts, Begin, End>{plan.task_start, nrows, begin, end}, plan.tasks);
   return plan;
 }

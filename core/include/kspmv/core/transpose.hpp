@@ -31,6 +31,7 @@
 #include <string>
 
 #include "kspmv/core/device_csr.hpp"
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/device_sort.hpp"
 #include "kspmv/core/error.hpp"
 #include "kspmv/core/row_segments.hpp"
@@ -73,7 +74,7 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
       "kspmv::transpose::count", policy(space, 0, nnz),
       KOKKOS_LAMBDA(const std::int64_t k) { Kokkos::atomic_add(&count(col_idx(k)), 1); });
   Kokkos::View<offset_t*, M> tptr(alloc("kspmv::transpose::row_ptr"), ncols + 1);
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::transpose::offsets", policy(space, 0, ncols + 1),
       KOKKOS_LAMBDA(const std::int64_t c, offset_t& sum, const bool final) {
         if (final) tptr(c) = sum;
@@ -173,7 +174,7 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
             long_row_entries);
         if (long_row_entries > 0) {
           Kokkos::View<std::int64_t*, M> long_row_start(alloc("kspmv::transpose::long_row_start"), nrows);
-          Kokkos::parallel_scan(
+          kspmv::detail::scan(
               "kspmv::transpose::long_rows", policy(space, 0, nrows),
               KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
                 const std::int64_t len = row_ptr(i + 1) - row_ptr(i);
@@ -219,7 +220,7 @@ TransposedCsr<Scalar, ExecSpace> transpose_csr(const ExecSpace& space, const Dev
         // their lengths), keyed (column, entry of A): unique keys, so one
         // sort orders every long segment at once.
         Kokkos::View<std::int64_t*, M> long_start(alloc("kspmv::transpose::long_start"), ncols);
-        Kokkos::parallel_scan(
+        kspmv::detail::scan(
             "kspmv::transpose::long_segments", policy(space, 0, ncols),
             KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum, const bool final) {
               const std::int64_t len = tptr(c + 1) - tptr(c);

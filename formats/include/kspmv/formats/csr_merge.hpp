@@ -53,6 +53,7 @@
 #include "kspmv/core/device_build.hpp"
 #include "kspmv/core/device_csr.hpp"
 #include "kspmv/core/device_info.hpp"
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/device_util.hpp"
 #include "kspmv/core/host_matrix.hpp"
 #include "kspmv/core/options.hpp"
@@ -375,7 +376,7 @@ CsrDevice<Scalar, ExecSpace> csr_column_panels(const ExecSpace& space, const Dev
           begin = lo;
         }
       });
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::csr_merge::panel_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, stride * panels),
       KOKKOS_LAMBDA(const std::int64_t j, std::int64_t& run, const bool final) {
         const int count = rp(j);

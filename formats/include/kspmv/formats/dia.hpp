@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/block_util.hpp"
 #include "kspmv/core/device_csr.hpp"
@@ -84,7 +85,7 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
   // Each occupied diagonal's number, in ascending offset.
   const auto slot = temps.template take<int>("kspmv::dia::slot", span);
   std::int64_t ndiag = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::dia::number", Kokkos::RangePolicy<ExecSpace>(space, 0, span),
       KOKKOS_LAMBDA(const std::int64_t u, std::int64_t& sum, const bool final) {
         if (final) slot(u) = static_cast<int>(sum);

@@ -44,6 +44,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_build.hpp"
@@ -719,7 +720,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
       padded_slices);
   rep.er_padded_slices = padded_slices;
   std::int64_t ell_slots = 0, er_slots = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::ehyb::slice_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
       KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
         if (final) offset(s) = static_cast<int>(sum);
@@ -727,7 +728,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
         if (final && s + 1 == nslices) offset(nslices) = static_cast<int>(sum);
       },
       ell_slots);
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::ehyb::er_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
       KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
         if (final) er_start(s) = static_cast<int>(sum);

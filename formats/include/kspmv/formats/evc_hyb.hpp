@@ -33,6 +33,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/adaptive.hpp"
@@ -405,7 +406,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
         });
     const int first = isplit;
     const std::int64_t ends = nslices;
-    Kokkos::parallel_scan(
+    kspmv::detail::scan(
         "kspmv::evc_hyb::csr_plan", policy(space, 0, ncsr + 1),
         KOKKOS_LAMBDA(const std::int64_t q, std::int64_t& sum, const bool final) {
           const std::int64_t l = q < ncsr ? len(perm(first + q)) : 0;
@@ -422,7 +423,7 @@ EvcHybDevice<Scalar, ExecSpace> to_evc_hyb(const DeviceCsr<Scalar, ExecSpace>& a
             }
           }
           sum += (l + 31) / 32 * 32;
-        });
+        }, &temps);
     Kokkos::deep_copy(space, detail::unmanaged_host<int>(plan.data(), plan.size()), plan_d);
     space.fence();
   }

@@ -7,6 +7,7 @@
 
 #include <tuple>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/formats/coo.hpp"
 #include "kspmv/model/model.hpp"
@@ -74,7 +75,7 @@ DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCs
   const auto rp = arrays.template take<offset_t>("kspmv::hyb::tail_row_ptr", a.row_ptr.extent(0));
   const auto src = a.row_ptr;
   std::int64_t total = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::hyb::tail_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows + 1),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
         if (final) rp(i) = sum;

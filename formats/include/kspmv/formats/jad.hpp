@@ -10,6 +10,7 @@
 
 #include <tuple>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/formats/pellr.hpp"
 #if KSPMV_ENABLE_CUDA
@@ -75,7 +76,7 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
   j.jd_ptr = arrays.template take<int>("kspmv::jad::jd_ptr", j.ndiag + 1);
   const auto jd_ptr = j.jd_ptr;
   const int ndiag = j.ndiag;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::jad::jd_ptr", Kokkos::RangePolicy<ExecSpace>(space, 0, ndiag + 1),
       KOKKOS_LAMBDA(const int d, std::int64_t& sum, const bool final) {
         if (final) jd_ptr(d) = static_cast<int>(sum);
@@ -90,7 +91,7 @@ JadDevice<Scalar, ExecSpace> to_jad(const DeviceCsr<Scalar, ExecSpace>& a, const
           }
           sum += lo;
         }
-      });
+      }, &temps);
   j.indices = arrays.template take<int>("kspmv::jad::indices", a.nnz());
   j.values = arrays.template take<Scalar>("kspmv::jad::values", a.nnz());
   const auto idx = j.indices;

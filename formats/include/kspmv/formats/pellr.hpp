@@ -16,6 +16,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/config.hpp"
 #include "kspmv/core/device_build.hpp"
@@ -105,7 +106,7 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
         width(s) = w;
       });
   std::int64_t total = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::pellr::slice_offset", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices + 1),
       KOKKOS_LAMBDA(const int s, std::int64_t& sum, const bool final) {
         if (final) offset(s) = sum <= 0x7fffffff ? static_cast<int>(sum) : -1;

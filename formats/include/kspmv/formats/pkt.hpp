@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
 #include "kspmv/core/adaptive.hpp"
 #include "kspmv/core/device_build.hpp"
@@ -266,13 +267,13 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
           inside(k) = col >= s && col < e ? 1u : 0u;
         }
       });
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::pkt::inside", Kokkos::RangePolicy<ExecSpace>(space, 0, nnz + 1),
       KOKKOS_LAMBDA(const std::int64_t k, std::uint32_t& sum, const bool final) {
         const std::uint32_t mark = k < nnz ? inside(k) : 0u;
         if (final) inside(k) = sum;
         sum += mark;
-      });
+      }, &temps);
   std::int64_t most_in = 0;
   Kokkos::parallel_reduce(
       "kspmv::pkt::in_packet", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
@@ -296,7 +297,7 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
   // the entries. Each row's remainder entries start at its scan of the
   // entries outside its packet.
   std::int64_t total = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::pkt::offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, packets + 1),
       KOKKOS_LAMBDA(const int q, std::int64_t& sum, const bool final) {
         const std::int64_t size = q < packets ? offset(q) : 0;
@@ -306,7 +307,7 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
       total);
   Kokkos::View<offset_t*, M> rem_ptr(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::remainder_ptr")), n + 1);
   std::int64_t rem_nnz = 0;
-  Kokkos::parallel_scan(
+  kspmv::detail::scan(
       "kspmv::pkt::remainder_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n + 1),
       KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& sum, const bool final) {
         if (final) rem_ptr(r) = static_cast<offset_t>(sum);
