@@ -2,9 +2,10 @@
 // on device spaces.
 //
 // Kokkos's own range scan on CUDA costs 3-6 ms on its first call in a
-// process (Kokkos 4.6, H200: 4.6, 3.0 and 3.4 ms in three processes, the
-// calls after it 0.03 ms; a first team kernel, a first reduction, a first
-// team scan cost 0.04 ms; docs/PERFORMANCE.md, "A process's first scan").
+// process (Kokkos 4.6, H200: 3.0-6.0 ms in seven processes, the calls
+// after it 0.03 ms; a first team kernel, a first reduction, a first team
+// scan cost 0.04 ms; docs/PERFORMANCE.md, "kspmv's conversions no longer
+// pay it").
 // Every conversion scans (offsets of slices, parts, packets, runs), so a
 // process's first conversion paid it, as much as the whole set-up of a
 // mesh of a million entries. kspmv::detail::scan does the same work in
