@@ -181,7 +181,7 @@ device_ints<ExecSpace> rows_where(const ExecSpace& space, std::int64_t n, const 
         if (final) pos(i) = static_cast<int>(sum);
         sum += pred(i) ? 1 : 0;
       },
-      count);
+      count, &temps);
   const device_ints<ExecSpace> out =
       arrays ? arrays->template take<int>(label, count)
              : device_ints<ExecSpace>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), count);
@@ -227,7 +227,7 @@ void fetch_rows(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, c
         }
         sum += len(r);
       },
-      entries);
+      entries, &temps);
   const Kokkos::View<ordinal_t*, M> cols_d = temps.template take<ordinal_t>("kspmv::fetch_rows::cols", entries);
   Kokkos::parallel_for(
       "kspmv::fetch_rows::cols", Kokkos::RangePolicy<ExecSpace>(space, 0, entries), KOKKOS_LAMBDA(const std::int64_t j) {

@@ -90,7 +90,7 @@ int compact_labels(const ExecSpace& space, const Labels& label, std::int64_t bou
         if (final) id(c) = static_cast<int>(sum);
         sum += used;
       },
-      count);
+      count, &temps);
   Kokkos::parallel_for(
       "kspmv::cells::relabel", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) { label(i) = id(label(i)); });
@@ -205,7 +205,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
         if (final) cross(i) = sum;
         sum += c;
       },
-      pairs);
+      pairs, &temps);
   // Where most entries join two cells (random columns, power-law and
   // Kronecker graphs: 88-98% against 29-48% on meshes and stencils) the
   // pattern has no locality to find: the cells are joined in their order
@@ -297,7 +297,7 @@ DevicePartition<ExecSpace> cell_partition(const ExecSpace& space, const RowPtr& 
           if (final && starts) head(sum) = static_cast<int>(p);
           sum += starts ? 1 : 0;
         },
-        edges);
+        edges, &temps);
     Kokkos::deep_copy(space, Kokkos::subview(head, edges), static_cast<int>(pairs));
     auto e_from = temps.template take<int>("kspmv::cells::edge_from", edges);
     auto e_to = temps.template take<int>("kspmv::cells::edge_to", edges);

@@ -99,7 +99,7 @@ RowSegmentPlan<ExecSpace> row_segment_plan(const ExecSpace& space, std::int64_t 
                           : starts(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "kspmv::row_segments"),
                                    nrows + 1);
   kspmv::detail::scan("kspmv::row_segments", Kokkos::RangePolicy<ExecSpace>(space, 0, nrows + 1),
-                        RowSegmentStarts<starts, Begin, End>{plan.task_start, nrows, begin, end}, plan.tasks);
+                        RowSegmentStarts<starts, Begin, End>{plan.task_start, nrows, begin, end}, plan.tasks, temps);
   return plan;
 }
 

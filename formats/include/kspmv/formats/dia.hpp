@@ -91,7 +91,7 @@ DiaDevice<Scalar, ExecSpace> to_dia(const DeviceCsr<Scalar, ExecSpace>& a, const
         if (final) slot(u) = static_cast<int>(sum);
         sum += used(u);
       },
-      ndiag);
+      ndiag, &temps);
   const std::int64_t pitch = detail::aligned_pitch(a.nrows);
   const long double slots = static_cast<long double>(pitch) * ndiag;
   if (slots > opt.max_fill * std::max<std::int64_t>(a.nnz(), 1))

@@ -727,7 +727,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
         sum += 32 * std::int64_t(width(s));
         if (final && s + 1 == nslices) offset(nslices) = static_cast<int>(sum);
       },
-      ell_slots);
+      ell_slots, &temps);
   kspmv::detail::scan(
       "kspmv::ehyb::er_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
       KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
@@ -735,7 +735,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
         sum += er_slots_of(s);
         if (final && s + 1 == nslices) er_start(nslices) = static_cast<int>(sum);
       },
-      er_slots);
+      er_slots, &temps);
   if (ell_slots > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("ehyb: the sliced-ELL part needs more than 2^31 slots");
   if (er_slots > std::numeric_limits<int>::max())

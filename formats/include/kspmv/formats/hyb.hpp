@@ -84,7 +84,7 @@ DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCs
           sum += len > K ? len - K : 0;
         }
       },
-      total);
+      total, &temps);
   const auto col = temps.template take<ordinal_t>("kspmv::hyb::tail_col", total);
   const auto val = temps.template take<Scalar>("kspmv::hyb::tail_val", total);
   const auto acol = detail::read_only(a.col_idx);

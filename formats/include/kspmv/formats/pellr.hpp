@@ -112,7 +112,7 @@ PellrDevice<Scalar, ExecSpace> to_pellr(const DeviceCsr<Scalar, ExecSpace>& a, c
         if (final) offset(s) = sum <= 0x7fffffff ? static_cast<int>(sum) : -1;
         if (s < nslices) sum += std::int64_t(width(s)) * slice;
       },
-      total);
+      total, &temps);
   if (total > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("pellr: " + std::to_string(total) + " slots exceed its 32-bit index");
   p.indices = arrays.template take_filled<int>("kspmv::pellr::indices", total, -1);

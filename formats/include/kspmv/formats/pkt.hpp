@@ -304,7 +304,7 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
         if (final) offset(q) = sum;
         sum += size;
       },
-      total);
+      total, &temps);
   Kokkos::View<offset_t*, M> rem_ptr(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::remainder_ptr")), n + 1);
   std::int64_t rem_nnz = 0;
   kspmv::detail::scan(
@@ -313,7 +313,7 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
         if (final) rem_ptr(r) = static_cast<offset_t>(sum);
         if (r < n) sum += std::int64_t(row_ptr(new_to_old(r) + 1) - row_ptr(new_to_old(r))) - in_count(r);
       },
-      rem_nnz);
+      rem_nnz, &temps);
   p.index = Kokkos::View<std::uint32_t*, M>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string("kspmv::pkt::index")), total);
   Kokkos::deep_copy(space, p.index, P::padding);
   p.value = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::pkt::value")), total);
