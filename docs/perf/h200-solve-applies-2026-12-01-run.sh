@@ -1,6 +1,6 @@
 # .gpu/solve-applies.sh
 #!/usr/bin/env bash
-# Device call: the solver example (1500371) with the library's default expected_applies and with --applies 100 (its solves take 46-146 SpMVs a refresh).
+# Device call: the solver example (1500371) with the library's default expected_applies and with --applies 100 (its solves take 46-146 iterations a refresh).
 set -u
 cd "$(dirname "$0")/.."
 xz -d -f -k .gpu/bin/solve-new.xz; chmod +x .gpu/bin/solve-new
