@@ -14,9 +14,10 @@
 //
 //   kspmv_solve [SPEC] [--format F] [--steps N] [--tol T] [--maxit N] [--applies N]
 //   SPEC: a kspmv generator spec (lap3d:40, fem:MESH.msh:p2, ...) or a
-//   Matrix Market file; default lap3d:40. --applies: the SpMVs a solve
-//   takes between refreshes, as auto weighs its set-up against them
-//   (ConvertOptions::expected_applies; the library's default otherwise).
+//   Matrix Market file; default lap3d:40. --applies: the SpMVs auto
+//   weighs its set-up against (ConvertOptions::expected_applies; the
+//   library's default otherwise): the SpMVs of all --steps solves, since
+//   the matrix is converted once and refreshed at every step.
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
@@ -451,7 +452,7 @@ int main(int argc, char** argv) {
   std::string spec = "lap3d:40", format = "auto";
   int steps = 5, maxit = 2000;
   double tol = 1e-8;
-  kspmv::ConvertOptions options;  // --applies: SpMVs a refresh, for auto's choice
+  kspmv::ConvertOptions options;  // --applies: the run's SpMVs, for auto's choice
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {

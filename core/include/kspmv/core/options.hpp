@@ -169,7 +169,12 @@ struct ConvertOptions {
   // Format::Auto: SpMVs the caller expects per value refresh (a Krylov
   // solve between Newton or time steps; a matrix never refreshed: its
   // whole run). Auto minimises set-up + refresh + expected_applies x
-  // SpMV, so a short solve does not pay for a costly partition.
+  // SpMV, so a short solve does not pay for a costly partition. The
+  // set-up is weighed against one refresh's SpMVs: where one conversion
+  // serves several refreshes, pass the SpMVs of all their solves (5
+  // Newton steps of about 100 CG iterations: 500), else a partition that
+  // pays over the run looks too dear (docs/PERFORMANCE.md, "The solver
+  // example with --applies").
   double expected_applies = 1000;
   // Format::Auto on a device (not on host spaces): convert the model's
   // auto_candidates cheapest formats, time a few SpMVs of each on the
