@@ -166,15 +166,14 @@ struct ConvertOptions {
   // building A^T never means a host conversion.
   TransposeBuild transpose = TransposeBuild::OnFirstUse;
   Format transpose_format = Format::Auto;
-  // Format::Auto: SpMVs the caller expects per value refresh (a Krylov
-  // solve between Newton or time steps; a matrix never refreshed: its
-  // whole run). Auto minimises set-up + refresh + expected_applies x
-  // SpMV, so a short solve does not pay for a costly partition. The
-  // set-up is weighed against one refresh's SpMVs: where one conversion
-  // serves several refreshes, pass the SpMVs of all their solves (5
-  // Newton steps of about 100 CG iterations: 500), else a partition that
-  // pays over the run looks too dear (docs/PERFORMANCE.md, "The solver
-  // example with --applies").
+  // Format::Auto: the SpMVs the conversion serves. Auto minimises set-up
+  // + refresh + expected_applies x SpMV, so a short solve does not pay
+  // for a costly partition. A matrix never refreshed: its whole run; one
+  // whose values are refreshed between solves: the SpMVs of all the
+  // solves one conversion serves (5 Newton steps of about 100 CG
+  // iterations: 500), not one solve's, else a partition that pays over
+  // the run looks too dear (docs/PERFORMANCE.md, "The solver example
+  // with --applies").
   double expected_applies = 1000;
   // Format::Auto on a device (not on host spaces): convert the model's
   // auto_candidates cheapest formats, time a few SpMVs of each on the
