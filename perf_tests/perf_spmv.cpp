@@ -14,8 +14,8 @@
 //
 // A format may carry option overrides, so one run can put variants side
 // by side: --formats=evc-hyb,evc-hyb:order=internal,ehyb:ehyb_shared=60000
-// (options: apply_option below; auto:expected_applies=100 picks for 100
-// SpMVs a refresh). Unknown options and bad values are refused before
+// (options: apply_option below; auto:expected_applies=100 weighs its
+// set-up against 100 SpMVs). Unknown options and bad values are refused before
 // anything is measured.
 //
 // Before the formats, the device's copy bandwidth is measured (a large
@@ -379,7 +379,7 @@ void check_then_time(Loaded& L, Result& r, const XView& x, const YView& y, Apply
 // ehyb_min_parts_per_sm=N, ehyb_long_row=N, ehyb_padded_fill=F, evc_rows_per_thread=N, evc_ell_lanes=N,
 // pellr_sort=auto|always|never, ehyb_er=auto|inline|separate, evc_caller_y=auto|scatter|gather,
 // merge_unit_items=N (csr-merge's items a unit, 0 = auto), merge_column_panels=N (csr-merge's column panels, 0 = auto), kernel=auto|portable: the tuned CUDA path where there is one, or the
-// portable TeamPolicy kernel; auto's own: expected_applies=X (SpMVs a refresh), auto_candidates=N,
+// portable TeamPolicy kernel; auto's own: expected_applies=X (the SpMVs its set-up is weighed against), auto_candidates=N,
 // auto_measure=on|off, auto_quick=on|off, auto_sample_entries=N).
 // An option's value as a number (an integer where `whole`) in [least,
 // most]: anything else, std::stod's leftovers included, is a typed error
