@@ -10,14 +10,17 @@
 // on CUDA builds, cuSPARSE's CSR SpMV; the program prints iterations,
 // residuals and time split into set-up, refresh and solve, and fails
 // (exit 1) where the iterates of kspmv and Kokkos Kernels disagree beyond
-// rounding.
+// rounding, where a solution leaves |b - Ax| above 100 tol |b|, or where
+// the solve that reads its state every iteration ends elsewhere than the
+// one that reads it every --check-every.
 //
-//   kspmv_solve [SPEC] [--format F] [--steps N] [--tol T] [--maxit N] [--applies N]
+//   kspmv_solve [SPEC] [--format F] [--steps N] [--tol T] [--maxit N] [--check-every N] [--applies N]
 //   SPEC: a kspmv generator spec (lap3d:40, fem:MESH.msh:p2, ...) or a
-//   Matrix Market file; default lap3d:40. --applies: the SpMVs auto
-//   weighs its set-up against (ConvertOptions::expected_applies; the
-//   library's default otherwise): the SpMVs of all --steps solves, since
-//   the matrix is converted once and refreshed at every step.
+//   Matrix Market file; default lap3d:40. --check-every: iterations the
+//   host queues between reads of the solver's state (8). --applies: the
+//   SpMVs auto weighs its set-up against (ConvertOptions::expected_applies;
+//   the library's default otherwise): the SpMVs of all --steps solves,
+//   since the matrix is converted once and refreshed at every step.
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
@@ -78,7 +81,7 @@ Vec inverse_diagonal(const Crs& A) {
   return d;
 }
 
-// ---- the solvers' vector work, fused ----
+// ---- the solvers' vector work, fused, and their scalars on the device ----
 //
 // Each kernel below does one step's vector work in one pass, with its
 // dot products reduced in the same pass: the solver reads and writes each
@@ -86,6 +89,18 @@ Vec inverse_diagonal(const Crs& A) {
 // differs between the operators, is a fair share of each iteration
 // (BLAS-1 calls one at a time would move about 1.3x (CG) to 2x
 // (BiCGStab) as many bytes).
+//
+// The dot products are reduced into device views and never read by the
+// host inside an iteration: each step's scalars (alpha, beta, omega) are
+// made on the device, by the kernels that need them or by one thread
+// (cg_scalars, bicg_top), so the host queues iteration after iteration
+// without waiting. A dot product read on the host would cost each
+// iteration a wait for the device and a restart of its queue. The host
+// reads the solver's state every `check_every` iterations (--check-every).
+// Once the residual is small enough the state stops: the updates leave x
+// and r as they are, so the iterates, the count and the solution are the
+// same whatever check_every is (the program checks it), and at most
+// check_every - 1 iterations run idle at the end of a solve.
 
 // Several sums reduced in one pass (Kokkos 3.4 joins through volatile).
 template <int N>
@@ -103,6 +118,9 @@ struct Sums {
 };
 
 using Range = Kokkos::RangePolicy<Exec>;
+using Scalar0 = Kokkos::View<double, Mem>;  // one number on the device
+template <int N>
+using Sums0 = Kokkos::View<Sums<N>, Mem>;
 
 double dot(const Vec& a, const Vec& b) {
   double s = 0;
@@ -111,72 +129,176 @@ double dot(const Vec& a, const Vec& b) {
   return s;
 }
 
-// CG's update after q = A p: x += alpha p, r -= alpha q; returns r.r and
-// r.z for z = dinv .* r (z not stored: the next direction takes it from r).
-Sums<2> cg_update(double alpha, const Vec& p, const Vec& q, const Vec& dinv, const Vec& x, const Vec& r) {
-  Sums<2> s;
+// a.b into a device view: the host does not wait for it.
+void dot_on_device(const Vec& a, const Vec& b, const Scalar0& out) {
+  Kokkos::parallel_reduce(
+      "solve::dot_on_device", Range(0, a.extent(0)), KOKKOS_LAMBDA(const int i, double& acc) { acc += a(i) * b(i); },
+      out);
+}
+
+KOKKOS_INLINE_FUNCTION double magnitude(double v) { return v < 0 ? -v : v; }
+
+// ---- CG ----
+
+// CG's scalars. `stopped`: the relative residual is no longer above tol
+// (converged, or not a number): from then on nothing changes.
+struct CgState {
+  double rz = 0;    // r.z of the current residual, z = dinv .* r
+  double beta = 0;  // the next direction's
+  double rr = 0;    // r.r of the current residual
+  int iterations = 0;
+  int stopped = 0;
+};
+using CgState0 = Kokkos::View<CgState, Mem>;
+
+// After q = A p: alpha = r.z / p.q, x += alpha p, r -= alpha q; r.r and
+// r.z (z not stored: the direction takes it from r) into `sums`.
+void cg_update(const CgState0& state, const Scalar0& pq, const Vec& p, const Vec& q, const Vec& dinv, const Vec& x,
+               const Vec& r, const Sums0<2>& sums) {
   Kokkos::parallel_reduce(
       "solve::cg_update", Range(0, x.extent(0)),
       KOKKOS_LAMBDA(const int i, Sums<2>& acc) {
-        x(i) += alpha * p(i);
-        const double ri = r(i) - alpha * q(i);
-        r(i) = ri;
+        const CgState& s = state();
+        double ri = r(i);
+        if (!s.stopped) {
+          const double alpha = s.rz / pq();
+          x(i) += alpha * p(i);
+          ri -= alpha * q(i);
+          r(i) = ri;
+        }
         const double zi = dinv(i) * ri;
         acc.v[0] += ri * ri;
         acc.v[1] += ri * zi;
       },
-      s);
-  return s;
+      sums);
 }
 
-// p = dinv .* r + beta p
-void cg_direction(double beta, const Vec& dinv, const Vec& r, const Vec& p) {
+// One thread: the update's sums become the state (the count, the
+// residual, beta = new r.z / old r.z) and the stopping test.
+void cg_scalars(const CgState0& state, const Sums0<2>& sums, double bnorm, double tol) {
   Kokkos::parallel_for(
-      "solve::cg_direction", Range(0, p.extent(0)), KOKKOS_LAMBDA(const int i) { p(i) = dinv(i) * r(i) + beta * p(i); });
+      "solve::cg_scalars", Range(0, 1), KOKKOS_LAMBDA(const int) {
+        CgState& s = state();
+        if (s.stopped) return;
+        const Sums<2> t = sums();
+        ++s.iterations;
+        s.rr = t.v[0];
+        s.beta = t.v[1] / s.rz;
+        s.rz = t.v[1];
+        s.stopped = !(sqrt(s.rr) / bnorm > tol);
+      });
 }
 
-// BiCGStab's direction: p = r + beta (p - omega v), ph = dinv .* p.
-void bicg_direction(double beta, double omega, const Vec& r, const Vec& v, const Vec& dinv, const Vec& p, const Vec& ph) {
+// p = dinv .* r + beta p (beta from the state; none before the first step).
+void cg_direction(const CgState0& state, bool first, const Vec& dinv, const Vec& r, const Vec& p) {
+  Kokkos::parallel_for(
+      "solve::cg_direction", Range(0, p.extent(0)), KOKKOS_LAMBDA(const int i) {
+        const CgState& s = state();
+        if (s.stopped) return;
+        p(i) = dinv(i) * r(i) + (first ? 0.0 : s.beta * p(i));
+      });
+}
+
+// ---- BiCGStab ----
+
+// BiCGStab's scalars: those its next step needs, the last step's residual
+// sums, and what the step does first. A breakdown (the residual orthogonal
+// to the shadow residual, or a vanishing step) restarts from the current
+// residual instead of dividing by zero.
+struct BicgState {
+  double rho = 1, alpha = 1, omega = 1, beta = 0;
+  double rr = 0, r0r = 0, r0r0 = 0;  // r.r, r0.r and r0.r0
+  int iterations = 0;
+  int stopped = 0;
+  int restart = 0;       // this step starts over: r0 = r, p = v = 0
+  int restart_next = 0;  // the last step broke down
+};
+using BicgState0 = Kokkos::View<BicgState, Mem>;
+
+// A step's r0.v that cannot be divided by.
+KOKKOS_INLINE_FUNCTION bool breaks_down(double r0v) { return !(magnitude(r0v) > 0 && magnitude(r0v) <= 1.7976931348623157e308); }
+
+// The scalars of a restart (the direction kernel does its vectors).
+KOKKOS_INLINE_FUNCTION void restart_from_residual(BicgState& s) {
+  s.restart = 1;
+  s.rho = s.alpha = s.omega = 1;
+  s.r0r = s.r0r0 = s.rr;
+}
+
+// One thread, between steps: takes in the step just done (its alpha from
+// r0.v, its omega from t.t and t.s, the residual sums; a breakdown asks
+// for a restart), tests the residual, then, where `may_start`, makes the
+// next step's beta and rho and counts it.
+void bicg_top(const BicgState0& state, bool first, bool may_start, const Scalar0& r0v, const Sums0<2>& tt_ts,
+              const Sums0<3>& next, double bnorm, double tol) {
+  Kokkos::parallel_for(
+      "solve::bicg_top", Range(0, 1), KOKKOS_LAMBDA(const int) {
+        BicgState& s = state();
+        if (s.stopped) return;
+        if (!first) {
+          if (breaks_down(r0v())) {
+            s.restart_next = 1;
+          } else {
+            s.alpha = s.rho / r0v();
+            const Sums<2> t = tt_ts();
+            s.omega = t.v[0] > 0 ? t.v[1] / t.v[0] : 0;
+            const Sums<3> n = next();
+            s.rr = n.v[0];
+            s.r0r = n.v[1];
+            s.r0r0 = n.v[2];
+            if (s.omega == 0) s.restart_next = 1;  // s is the new residual; the next step restarts
+          }
+        }
+        if (sqrt(s.rr) / bnorm <= tol) {
+          s.stopped = 1;
+          return;
+        }
+        if (!may_start) return;
+        s.restart = 0;
+        if (s.restart_next) restart_from_residual(s);
+        s.restart_next = 0;
+        double rho_next = s.r0r;
+        if (!(magnitude(rho_next) > 1e-12 * sqrt(s.rr * s.r0r0))) {
+          restart_from_residual(s);
+          rho_next = s.rr;
+        }
+        s.beta = (rho_next / s.rho) * (s.alpha / s.omega);
+        s.rho = rho_next;
+        ++s.iterations;
+      });
+}
+
+// The direction: p = r + beta (p - omega v), ph = dinv .* p; on a restart
+// r0 = r and p = r.
+void bicg_direction(const BicgState0& state, const Vec& r, const Vec& v, const Vec& dinv, const Vec& r0, const Vec& p,
+                    const Vec& ph) {
   Kokkos::parallel_for(
       "solve::bicg_direction", Range(0, p.extent(0)), KOKKOS_LAMBDA(const int i) {
-        const double pi = r(i) + beta * (p(i) - omega * v(i));
+        const BicgState& s = state();
+        if (s.stopped) return;
+        double pi = r(i);
+        if (s.restart) r0(i) = pi;
+        else pi += s.beta * (p(i) - s.omega * v(i));
         p(i) = pi;
         ph(i) = dinv(i) * pi;
       });
 }
 
-// s = r - alpha v, sh = dinv .* s
-void bicg_half_step(double alpha, const Vec& r, const Vec& v, const Vec& dinv, const Vec& s, const Vec& sh) {
+// alpha = rho / r0.v; s = r - alpha v, sh = dinv .* s.
+void bicg_half_step(const BicgState0& state, const Scalar0& r0v, const Vec& r, const Vec& v, const Vec& dinv,
+                    const Vec& s_, const Vec& sh) {
   Kokkos::parallel_for(
-      "solve::bicg_half_step", Range(0, s.extent(0)), KOKKOS_LAMBDA(const int i) {
-        const double si = r(i) - alpha * v(i);
-        s(i) = si;
+      "solve::bicg_half_step", Range(0, s_.extent(0)), KOKKOS_LAMBDA(const int i) {
+        const BicgState& s = state();
+        if (s.stopped || breaks_down(r0v())) return;
+        const double si = r(i) - (s.rho / r0v()) * v(i);
+        s_(i) = si;
         sh(i) = dinv(i) * si;
       });
 }
 
-// x += alpha ph + omega sh, r = s - omega t; returns r.r, r0.r and r0.r0
-// (the next step's residual, rho and breakdown test).
-Sums<3> bicg_update(double alpha, double omega, const Vec& ph, const Vec& sh, const Vec& s, const Vec& t,
-                    const Vec& r0, const Vec& x, const Vec& r) {
-  Sums<3> out;
-  Kokkos::parallel_reduce(
-      "solve::bicg_update", Range(0, x.extent(0)),
-      KOKKOS_LAMBDA(const int i, Sums<3>& acc) {
-        x(i) += alpha * ph(i) + omega * sh(i);
-        const double ri = s(i) - omega * t(i);
-        r(i) = ri;
-        acc.v[0] += ri * ri;
-        acc.v[1] += r0(i) * ri;
-        acc.v[2] += r0(i) * r0(i);
-      },
-      out);
-  return out;
-}
-
 // t.t and t.s in one pass.
-Sums<2> two_dots(const Vec& t, const Vec& s) {
-  Sums<2> out;
+void two_dots(const Vec& t, const Vec& s, const Sums0<2>& out) {
   Kokkos::parallel_reduce(
       "solve::two_dots", Range(0, t.extent(0)),
       KOKKOS_LAMBDA(const int i, Sums<2>& acc) {
@@ -184,7 +306,28 @@ Sums<2> two_dots(const Vec& t, const Vec& s) {
         acc.v[1] += t(i) * s(i);
       },
       out);
-  return out;
+}
+
+// omega = t.s / t.t; x += alpha ph + omega sh, r = s - omega t; r.r, r0.r
+// and r0.r0 (the next step's residual, rho and breakdown test) into `next`.
+void bicg_update(const BicgState0& state, const Scalar0& r0v, const Sums0<2>& tt_ts, const Vec& ph, const Vec& sh,
+                 const Vec& s_, const Vec& t, const Vec& r0, const Vec& x, const Vec& r, const Sums0<3>& next) {
+  Kokkos::parallel_reduce(
+      "solve::bicg_update", Range(0, x.extent(0)),
+      KOKKOS_LAMBDA(const int i, Sums<3>& acc) {
+        const BicgState& s = state();
+        if (s.stopped || breaks_down(r0v())) return;
+        const double alpha = s.rho / r0v();
+        const Sums<2> w = tt_ts();
+        const double omega = w.v[0] > 0 ? w.v[1] / w.v[0] : 0;
+        x(i) += alpha * ph(i) + omega * sh(i);
+        const double ri = s_(i) - omega * t(i);
+        r(i) = ri;
+        acc.v[0] += ri * ri;
+        acc.v[1] += r0(i) * ri;
+        acc.v[2] += r0(i) * r0(i);
+      },
+      next);
 }
 
 // ---- three operators for the same solver ----
@@ -282,82 +425,78 @@ struct Solve {
   bool converged = false;
 };
 
+// Preconditioned CG from x = 0. The host queues check_every iterations at
+// a time, then reads the state once.
 template <class Op>
-Solve cg(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, int maxit) {
+Solve cg(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, int maxit, int check_every) {
   const int n = b.extent(0);
   Vec r("r", n), p("p", n), q("q", n);
+  Scalar0 pq("solve::pq");
+  Sums0<2> sums("solve::cg_sums");
+  CgState0 state("solve::cg_state");
   Kokkos::deep_copy(x, 0.0);
   Kokkos::deep_copy(r, b);
-  cg_direction(0.0, dinv, r, p);  // p = z = dinv .* r
-  double rz = dot(r, p);
-  const double bnorm = std::sqrt(dot(b, b));
-  Solve s;
-  s.relative_residual = 1;  // r = b
-  for (s.iterations = 0; s.iterations < maxit && s.relative_residual > tol; ++s.iterations) {
-    op.apply(p, q);
-    const double alpha = rz / dot(p, q);
-    const Sums<2> rr_rz = cg_update(alpha, p, q, dinv, x, r);
-    s.relative_residual = std::sqrt(rr_rz.v[0]) / bnorm;
-    const double rz_next = rr_rz.v[1];
-    cg_direction(rz_next / rz, dinv, r, p);
-    rz = rz_next;
+  const double bb = dot(b, b), bnorm = std::sqrt(bb);
+  auto h = Kokkos::create_mirror_view(state);
+  h().rr = bb;
+  h().stopped = !(1.0 > tol);  // r = b: the relative residual is 1
+  Kokkos::deep_copy(state, h);
+  cg_direction(state, true, dinv, r, p);  // p = z = dinv .* r
+  h().rz = dot(r, p);
+  Kokkos::deep_copy(state, h);
+  for (int queued = 0; queued < maxit && !h().stopped;) {
+    for (const int last = std::min(maxit, queued + check_every); queued < last; ++queued) {
+      op.apply(p, q);
+      dot_on_device(p, q, pq);
+      cg_update(state, pq, p, q, dinv, x, r, sums);
+      cg_scalars(state, sums, bnorm, tol);
+      cg_direction(state, false, dinv, r, p);
+    }
+    Kokkos::deep_copy(h, state);  // the host's one wait in check_every iterations
   }
+  Solve s;
+  s.iterations = h().iterations;
+  s.relative_residual = std::sqrt(h().rr) / bnorm;
   s.converged = s.relative_residual <= tol;
   return s;
 }
 
+// Preconditioned BiCGStab from x = 0, queued as CG is.
 template <class Op>
-Solve bicgstab(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, int maxit) {
+Solve bicgstab(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, int maxit, int check_every) {
   const int n = b.extent(0);
   Vec r("r", n), r0("r0", n), p("p", n), v("v", n), s_("s", n), t("t", n), ph("ph", n), sh("sh", n);
+  Scalar0 r0v("solve::r0v");
+  Sums0<2> tt_ts("solve::tt_ts");
+  Sums0<3> next("solve::bicg_sums");
+  BicgState0 state("solve::bicg_state");
   Kokkos::deep_copy(x, 0.0);
   Kokkos::deep_copy(r, b);
   Kokkos::deep_copy(r0, b);
-  const double bb = dot(b, b), bnorm = std::sqrt(bb);
-  double rho = 1, alpha = 1, omega = 1;
-  // r.r, r0.r and r0.r0 of the current residual (bicg_update's sums).
-  double rr = bb, r0r = bb, r0r0 = bb;
   Kokkos::deep_copy(v, 0.0);
   Kokkos::deep_copy(p, 0.0);
-  Solve s;
-  // A breakdown (the residual orthogonal to the shadow residual, or a
-  // vanishing step) restarts from the current residual instead of
-  // dividing by zero.
-  auto restart = [&] {
-    Kokkos::deep_copy(r0, r);
-    rho = alpha = omega = 1;
-    Kokkos::deep_copy(v, 0.0);
-    Kokkos::deep_copy(p, 0.0);
-    r0r = r0r0 = rr;
-  };
-  for (s.iterations = 0; s.iterations < maxit; ++s.iterations) {
-    s.relative_residual = std::sqrt(rr) / bnorm;
-    if (s.relative_residual <= tol) break;
-    double rho_next = r0r;
-    if (!(std::abs(rho_next) > 1e-12 * std::sqrt(rr * r0r0))) {
-      restart();
-      rho_next = rr;
+  const double bb = dot(b, b), bnorm = std::sqrt(bb);
+  auto h = Kokkos::create_mirror_view(state);
+  h().rr = h().r0r = h().r0r0 = bb;
+  Kokkos::deep_copy(state, h);
+  bicg_top(state, true, maxit > 0, r0v, tt_ts, next, bnorm, tol);
+  Kokkos::deep_copy(h, state);
+  for (int queued = 0; queued < maxit && !h().stopped;) {
+    for (const int last = std::min(maxit, queued + check_every); queued < last; ++queued) {
+      bicg_direction(state, r, v, dinv, r0, p, ph);
+      op.apply(ph, v);
+      dot_on_device(r0, v, r0v);
+      bicg_half_step(state, r0v, r, v, dinv, s_, sh);
+      op.apply(sh, t);
+      two_dots(t, s_, tt_ts);
+      bicg_update(state, r0v, tt_ts, ph, sh, s_, t, r0, x, r, next);
+      bicg_top(state, false, queued + 1 < maxit, r0v, tt_ts, next, bnorm, tol);
     }
-    const double beta = (rho_next / rho) * (alpha / omega);
-    rho = rho_next;
-    bicg_direction(beta, omega, r, v, dinv, p, ph);
-    op.apply(ph, v);
-    const double r0v = dot(r0, v);
-    if (!(std::abs(r0v) > 0) || !std::isfinite(r0v)) {
-      restart();
-      continue;
-    }
-    alpha = rho / r0v;
-    bicg_half_step(alpha, r, v, dinv, s_, sh);
-    op.apply(sh, t);
-    const Sums<2> tt_ts = two_dots(t, s_);
-    omega = tt_ts.v[0] > 0 ? tt_ts.v[1] / tt_ts.v[0] : 0;
-    const Sums<3> next = bicg_update(alpha, omega, ph, sh, s_, t, r0, x, r);
-    rr = next.v[0];
-    r0r = next.v[1];
-    r0r0 = next.v[2];
-    if (omega == 0) restart();  // s is the new residual; the next step restarts
+    Kokkos::deep_copy(h, state);
   }
+  Solve s;
+  s.iterations = h().iterations;
+  s.relative_residual = std::sqrt(h().rr) / bnorm;
   s.converged = s.relative_residual <= tol;
   return s;
 }
@@ -367,14 +506,23 @@ struct Run {
   double setup_s = 0, refresh_s = 0, solve_s = 0;
   std::vector<Solve> solves;
   std::vector<std::vector<double>> solutions;
+  std::vector<double> true_residuals;  // |b - A x| / |b| of each step's x, by Kokkos Kernels' spmv
+  std::string check_note;              // what the solve checked every iteration gave, where asked
 };
+
+std::vector<double> to_host(const Vec& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<double>(h.data(), h.data() + h.extent(0));
+}
 
 // The outer loop with one operator: set-up once, then each step the
 // application assembles, the operator refreshes, CG (symmetric) or
-// BiCGStab (skewed) solves A x = b.
+// BiCGStab (skewed) solves A x = b. With `check_intervals`, the first
+// step's solve runs again, untimed, with the state read every iteration:
+// its count and solution must be the same bits.
 template <class Op>
 Run outer_loop(Op& op, const Crs& A, const Vec& base, const Vec& b, bool nonsymmetric, int steps, double tol,
-               int maxit) {
+               int maxit, int check_every, bool check_intervals = false) {
   Run run;
   run.name = op.name;
   const double skew = nonsymmetric ? 0.3 : 0.0;
@@ -385,7 +533,11 @@ Run outer_loop(Op& op, const Crs& A, const Vec& base, const Vec& b, bool nonsymm
   Exec().fence();
   run.setup_s = t.seconds();
   run.detail = op.detail();
-  Vec x("x", A.numRows());
+  Vec x("x", A.numRows()), res("res", A.numRows());
+  const double bnorm = std::sqrt(dot(b, b));
+  const auto solve = [&](const Vec& dinv, const Vec& into, int every) {
+    return nonsymmetric ? bicgstab(op, dinv, b, into, tol, maxit, every) : cg(op, dinv, b, into, tol, maxit, every);
+  };
   for (int step = 0; step < steps; ++step) {
     if (step > 0) {
       assemble(A, base, step, skew);
@@ -398,11 +550,22 @@ Run outer_loop(Op& op, const Crs& A, const Vec& base, const Vec& b, bool nonsymm
     const Vec dinv = inverse_diagonal(A);
     Exec().fence();
     t.reset();
-    run.solves.push_back(nonsymmetric ? bicgstab(op, dinv, b, x, tol, maxit) : cg(op, dinv, b, x, tol, maxit));
+    run.solves.push_back(solve(dinv, x, check_every));
     Exec().fence();
     run.solve_s += t.seconds();
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
-    run.solutions.emplace_back(h.data(), h.data() + h.extent(0));
+    run.solutions.push_back(to_host(x));
+    Kokkos::deep_copy(res, b);
+    KokkosSparse::spmv("N", -1.0, A, x, 1.0, res);
+    run.true_residuals.push_back(std::sqrt(dot(res, res)) / bnorm);
+    if (check_intervals && step == 0 && check_every != 1) {
+      Vec x1("x1", A.numRows());
+      const Solve once = solve(dinv, x1, 1);
+      const bool same = once.iterations == run.solves[0].iterations && to_host(x1) == run.solutions[0];
+      char note[160];
+      std::snprintf(note, sizeof note, "the state read every iteration: %d iterations, %s", once.iterations,
+                    same ? "the same iterates" : "OTHER ITERATES");
+      run.check_note = same ? std::string(note) : std::string("DISAGREE: ") + note;
+    }
   }
   return run;
 }
@@ -426,7 +589,26 @@ void print(const Run& r, const Run* reference) {
                     (r.setup_s + r.refresh_s + r.solve_s));
   std::printf("\n    iterations:");
   for (const auto& s : r.solves) std::printf(" %d%s", s.iterations, s.converged ? "" : "(not converged)");
-  std::printf("   final residual %.2e\n", r.solves.empty() ? 0.0 : r.solves.back().relative_residual);
+  double worst = 0;
+  for (double t : r.true_residuals) worst = std::max(worst, t);
+  std::printf("   final residual %.2e, |b - Ax|/|b| at most %.2e\n",
+              r.solves.empty() ? 0.0 : r.solves.back().relative_residual, worst);
+  if (!r.check_note.empty()) std::printf("    first step again, %s\n", r.check_note.c_str());
+}
+
+// Each step converged, its x solves A x = b to about the tolerance
+// (|b - Ax|, not the solver's own residual), and the solve that read its
+// state every iteration gave the same iterates.
+bool sound(const Run& r, double tol) {
+  bool ok = r.check_note.rfind("DISAGREE", 0) != 0;
+  for (std::size_t s = 0; s < r.solves.size(); ++s) {
+    if (!r.solves[s].converged || !(r.true_residuals[s] <= 100 * tol)) {
+      std::printf("    step %zu: %s %s, |b - Ax|/|b| %.2e: WRONG\n", s, r.name.c_str(),
+                  r.solves[s].converged ? "converged" : "did not converge", r.true_residuals[s]);
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 // kspmv's iterates against Kokkos Kernels': the same iteration counts
@@ -450,7 +632,7 @@ bool agree(const Run& a, const Run& ref, double tol) {
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   std::string spec = "lap3d:40", format = "auto";
-  int steps = 5, maxit = 2000;
+  int steps = 5, maxit = 2000, check_every = 8;
   double tol = 1e-8;
   kspmv::ConvertOptions options;  // --applies: the run's SpMVs, for auto's choice
   for (int i = 1; i < argc; ++i) {
@@ -466,16 +648,17 @@ int main(int argc, char** argv) {
     else if (a == "--steps") steps = std::atoi(value().c_str());
     else if (a == "--tol") tol = std::atof(value().c_str());
     else if (a == "--maxit") maxit = std::atoi(value().c_str());
+    else if (a == "--check-every") check_every = std::atoi(value().c_str());
     else if (a == "--applies") options.expected_applies = std::atof(value().c_str());
     else if (a.rfind("--kokkos", 0) == 0) continue;
     else if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "unknown option %s\nusage: kspmv_solve [SPEC] [--format F] [--steps N] [--tol T] [--maxit N] [--applies N]\n",
+      std::fprintf(stderr, "unknown option %s\nusage: kspmv_solve [SPEC] [--format F] [--steps N] [--tol T] [--maxit N] [--check-every N] [--applies N]\n",
                    a.c_str());
       return 2;
     } else spec = a;
   }
-  if (steps < 1 || maxit < 1 || !(tol > 0)) {
-    std::fprintf(stderr, "--steps and --maxit must be at least 1 and --tol positive\n");
+  if (steps < 1 || maxit < 1 || check_every < 1 || !(tol > 0)) {
+    std::fprintf(stderr, "--steps, --maxit and --check-every must be at least 1 and --tol positive\n");
     return 2;
   }
   bool all_agree = true;
@@ -509,15 +692,15 @@ int main(int argc, char** argv) {
       std::printf("%s (Jacobi), values reassembled every step%s:\n", nonsymmetric ? "BiCGStab" : "CG",
                   nonsymmetric ? ", skewed" : "");
       KokkosKernelsOperator kk;
-      const Run ref = outer_loop(kk, A, base, b, nonsymmetric, steps, tol, maxit);
+      const Run ref = outer_loop(kk, A, base, b, nonsymmetric, steps, tol, maxit, check_every, true);
       KspmvOperator ks(f, options);
-      const Run run = outer_loop(ks, A, base, b, nonsymmetric, steps, tol, maxit);
+      const Run run = outer_loop(ks, A, base, b, nonsymmetric, steps, tol, maxit, check_every);
       print(run, &ref);
       print(ref, &ref);
-      const bool ok = agree(run, ref, tol);
+      const bool ok = agree(run, ref, tol) && sound(run, tol) && sound(ref, tol);
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KSPMV_SOLVE_CUSPARSE)
       CusparseOperator cu;
-      print(outer_loop(cu, A, base, b, nonsymmetric, steps, tol, maxit), &ref);
+      print(outer_loop(cu, A, base, b, nonsymmetric, steps, tol, maxit, check_every), &ref);
 #endif
       std::printf("    kspmv and kokkos-kernels iterates %s\n", ok ? "agree" : "DISAGREE");
       all_agree = all_agree && ok;
