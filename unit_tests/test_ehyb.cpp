@@ -188,6 +188,30 @@ TEST(Ehyb, VeryLongRowInsideItsPart) {
   }
 }
 
+// A row with more entries outside its part than inline extra rows count
+// in 16 bits: Auto takes the separate layout, built by kernels from a
+// device CSR, with the row walked by one lane (ehyb_long_row = 0).
+TEST(Ehyb, MoreExtraEntriesInARowThanSixteenBitsCount) {
+  const int n = kEhybInlineMaxRowExtra + 5000;
+  HostCoo<double> c(n, n);
+  for (int i = 0; i < n; ++i) {
+    c.add(i, i, 4.0);
+    if (i + 1 < n) c.add(i, i + 1, -1.0);
+    if (i != 7) c.add(7, i, 0.001 * (i % 97 + 1));
+  }
+  const auto a = to_csr(c);
+  auto o = small_windows(4096, KernelPath::Auto, Partitioner::Contiguous);
+  o.ehyb_long_row = 0;
+  const auto m = Matrix<double>::convert(upload_csr<double, Space>(a), Format::Ehyb, o);
+  auto p = props(m);
+  EXPECT_EQ(p["er"], "separate");
+  EXPECT_EQ(p["built"], std::string("kernels on ") + Space::name());
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, 1.0, 0.0));
+  EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, m, -0.5, 2.0));
+  o.ehyb_er = ErLayout::Inline;
+  EXPECT_THROW(Matrix<double>::convert(upload_csr<double, Space>(a), Format::Ehyb, o), FormatCannotHoldError);
+}
+
 TEST(Ehyb, RepeatedCallsRecomputeExtraRows) {
   const auto a = generate<double>("lap3d:12");
   for (KernelPath k : {KernelPath::Auto, KernelPath::Portable}) {
@@ -391,6 +415,10 @@ void expect_same_ehyb(const EhybDevice<S, Space>& d, const EhybDevice<S, Space>&
   EXPECT_EQ(host_copy<int>(d.er_width), host_copy<int>(h.er_width)) << what;
   EXPECT_EQ(host_copy<int>(d.er_col), host_copy<int>(h.er_col)) << what;
   EXPECT_EQ(host_copy<S>(d.er_val), host_copy<S>(h.er_val)) << what;
+  EXPECT_EQ(d.er_slices, h.er_slices) << what;
+  EXPECT_EQ(host_copy<int>(d.er_offset), host_copy<int>(h.er_offset)) << what;
+  EXPECT_EQ(host_copy<int>(d.er_y), host_copy<int>(h.er_y)) << what;
+  EXPECT_EQ(host_copy<int>(d.er_row_of), host_copy<int>(h.er_row_of)) << what;
   EXPECT_EQ(host_copy<int>(d.long_row_ptr), host_copy<int>(h.long_row_ptr)) << what;
   EXPECT_EQ(host_copy<int>(d.long_col), host_copy<int>(h.long_col)) << what;
   EXPECT_EQ(host_copy<S>(d.long_val), host_copy<S>(h.long_val)) << what;
@@ -407,33 +435,55 @@ void expect_same_ehyb(const EhybDevice<S, Space>& d, const EhybDevice<S, Space>&
   EXPECT_DOUBLE_EQ(d.report.er_separate_bytes, h.report.er_separate_bytes) << what;
   EXPECT_DOUBLE_EQ(d.report.bytes_per_nonzero, h.report.bytes_per_nonzero) << what;
 }
+// The build from a device CSR against the host build from the same
+// matrix and options (o.partitioner: the cells, or a host partitioner whose
+// parts the device build takes in).
 template <class S>
-void device_build_matches_host_build(const std::string& spec, ConvertOptions o) {
+void device_build_matches_host_build(const std::string& spec, const ConvertOptions& o) {
   const auto a = generate<S>(spec);
-  o.partitioner = Partitioner::Cells;
   const auto d = to_ehyb<S, Space>(upload_csr<S, Space>(a), o);
-  EXPECT_EQ(d.report.partitioner, "cells") << spec;
-  EXPECT_NE(d.report.partition_note.find("on the device"), std::string::npos) << d.report.partition_note;
+  const std::string what = spec + ", " + d.report.partitioner + (d.er_inline ? ", inline" : ", separate");
+  EXPECT_EQ(d.report.built, std::string("kernels on ") + Space::name()) << what;
+  if (o.partitioner == Partitioner::Cells)
+    EXPECT_NE(d.report.partition_note.find("on the device"), std::string::npos) << d.report.partition_note;
   const auto h = to_ehyb<S, Space>(a, o);
-  EXPECT_EQ(h.report.partitioner, "cells") << spec;
-  expect_same_ehyb(d, h, spec);
+  EXPECT_EQ(h.report.built, "host loops") << what;
+  EXPECT_EQ(h.report.partitioner, d.report.partitioner) << what;
+  if (o.partitioner != Partitioner::Cells) EXPECT_EQ(h.report.partition_note, d.report.partition_note) << what;
+  expect_same_ehyb(d, h, what);
 }
 }  // namespace
 
-// The device build (cells, the default from a device CSR) lays out every
-// slot as the host build does from the same cells: the same order, widths,
-// padding, packed and padded extra rows, long rows, in both orders.
-TEST(Ehyb, DeviceBuildMatchesHostBuildOfTheSameCells) {
+// The device build lays out every slot as the host build does from the
+// same parts: the same order, widths, padding, packed and padded inline
+// extra rows, the separate extra-row layout, long rows, in both orders;
+// from the cells (the default from a device CSR) and from the host
+// partitioners' parts (METIS where the build has it, BFS, RCM,
+// contiguous).
+TEST(Ehyb, DeviceBuildMatchesHostBuildOfTheSameParts) {
   for (const char* spec : {"lap3d:16", "uniform:3000:0:25:seed=9", "powerlaw:4000:7:seed=2", "blockdiag:3000:7",
                            "banded:2500:20"}) {
     for (double fill : {0.0, 0.75, 2.0}) {
       for (OutputOrder order : {OutputOrder::Caller, OutputOrder::Internal}) {
-        ConvertOptions o = small_windows(4096);
+        ConvertOptions o = small_windows(4096, KernelPath::Auto, Partitioner::Cells);
         o.ehyb_padded_fill = fill;
         o.output_order = order;
         o.ehyb_long_row = 24;  // long rows on the power-law and uniform rows
         device_build_matches_host_build<double>(spec, o);
         if (fill == 0.75 && order == OutputOrder::Caller) device_build_matches_host_build<float>(spec, o);
+        if (fill != 0.75) continue;
+        o.ehyb_er = ErLayout::Separate;
+        device_build_matches_host_build<double>(spec, o);
+        o.ehyb_er = ErLayout::Auto;
+        std::vector<Partitioner> host_partitioners{Partitioner::Bfs, Partitioner::Rcm, Partitioner::Contiguous};
+        if (KSPMV_HAVE_METIS) host_partitioners.push_back(Partitioner::Metis);
+        for (Partitioner how : host_partitioners) {
+          o.partitioner = how;
+          device_build_matches_host_build<double>(spec, o);
+          o.ehyb_er = ErLayout::Separate;
+          device_build_matches_host_build<double>(spec, o);
+          o.ehyb_er = ErLayout::Auto;
+        }
       }
     }
   }
@@ -529,12 +579,23 @@ TEST(Ehyb, DeviceBuildProductsRefreshAndFallbacks) {
   for (auto& v : b.values) v = v * 0.5 + 1.0;
   m.update_values(Space(), upload_csr<double, Space>(b).values);
   EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, m, 1.0, 0.0));
-  // The separate extra-row layout and the host partitioners: the host build.
-  o.ehyb_er = ErLayout::Separate;
-  EXPECT_EQ(props(Matrix<double>::convert(d, Format::Ehyb, o))["er"], "separate");
+  // The separate extra-row layout and a host partitioner's parts: built by
+  // kernels too, products and refreshes right.
+  const std::string kernels = std::string("kernels on ") + Space::name();
+  for (auto [er, how] : {std::pair{ErLayout::Separate, Partitioner::Auto}, std::pair{ErLayout::Auto, Partitioner::Bfs},
+                         std::pair{ErLayout::Separate, Partitioner::Rcm}}) {
+    o.ehyb_er = er;
+    o.partitioner = how;
+    auto ms = Matrix<double>::convert(d, Format::Ehyb, o);
+    const auto p = props(ms);
+    EXPECT_EQ(p.at("er"), er == ErLayout::Separate ? "separate" : "inline");
+    EXPECT_EQ(p.at("partitioner"), how == Partitioner::Bfs ? "bfs" : how == Partitioner::Rcm ? "rcm-contiguous" : "cells");
+    EXPECT_EQ(p.at("built"), kernels);
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(a, ms, 1.5, -0.5)) << p.at("er") << " " << p.at("partitioner");
+    ms.update_values(Space(), upload_csr<double, Space>(b).values);
+    EXPECT_TRUE(kspmv_test::matrix_matches_reference(b, ms, 1.0, 0.0)) << p.at("er") << " " << p.at("partitioner");
+  }
   o.ehyb_er = ErLayout::Auto;
-  o.partitioner = Partitioner::Bfs;
-  EXPECT_EQ(props(Matrix<double>::convert(d, Format::Ehyb, o))["partitioner"], "bfs");
   // 1x1 matrices, one with no entries at all, and every row long.
   HostCoo<double> none(1, 1), empty(300, 300);
   HostCoo<double> all_long(64, 64);

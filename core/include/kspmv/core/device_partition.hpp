@@ -50,6 +50,10 @@ template <class ExecSpace>
 struct DevicePartition {
   Kokkos::View<int*, typename ExecSpace::memory_space> part_of;  // each row's part
   std::vector<std::int64_t> part_rows;                           // rows in each part
+  // The rows part by part in the partitioner's order, where it has one
+  // (a host partitioner's new_to_old); empty for the cells, whose rows
+  // keep the caller's order inside a part.
+  Kokkos::View<int*, typename ExecSpace::memory_space> order;
   int cells = 0;       // the cells grouped into parts
   int levels = 0;      // breadth-first levels the cells took
   double in_part = 0;  // share of entries whose column is in the row's part
@@ -98,6 +102,34 @@ int compact_labels(const ExecSpace& space, const Labels& label, std::int64_t bou
 }
 
 }  // namespace detail
+
+// A host partitioner's parts (METIS, BFS, RCM, contiguous) as a
+// DevicePartition: each row's part and the partitioner's row order on
+// ExecSpace's memory and the parts' row counts, for the formats built on
+// the device from them. The cells'
+// figures (cells, levels, in_part) stay 0: the RowPartition's note says
+// what the partitioner found.
+template <class ExecSpace>
+DevicePartition<ExecSpace> device_partition_of(const ExecSpace& space, const RowPartition& host, const std::string& label) {
+  DevicePartition<ExecSpace> part;
+  const std::size_t nparts = host.part_start.empty() ? 0 : host.part_start.size() - 1;
+  std::vector<int> part_of(host.new_to_old.size());
+  part.part_rows.resize(nparts);
+  for (std::size_t q = 0; q < nparts; ++q) {
+    part.part_rows[q] = host.part_start[q + 1] - host.part_start[q];
+    for (ordinal_t r = host.part_start[q]; r < host.part_start[q + 1]; ++r) part_of[host.new_to_old[r]] = static_cast<int>(q);
+  }
+  using ints = Kokkos::View<int*, typename ExecSpace::memory_space>;
+  part.part_of = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), part_of.size());
+  part.order = ints(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label + "_order"), host.new_to_old.size());
+  static_assert(sizeof(ordinal_t) == sizeof(int), "a partition's rows as ints");
+  Kokkos::deep_copy(space, part.part_of, detail::unmanaged_host<int>(part_of.data(), part_of.size()));
+  Kokkos::deep_copy(space, part.order,
+                    detail::unmanaged_host<const int>(host.new_to_old.data(), host.new_to_old.size()));
+  space.fence();  // part_of is a host vector that dies here
+  part.seconds = host.seconds;
+  return part;
+}
 
 // Parts of the rows of a square pattern (row_ptr, col_idx on ExecSpace's
 // memory), `nparts` of them, none above max_rows where cells allow. Throws

@@ -67,6 +67,7 @@ namespace kspmv {
 struct EhybReport {
   std::string partitioner;
   std::string partition_note;  // RowPartition::note: why, and what the other partitioner gave
+  std::string built;           // how the layout was made: "kernels on <execution space>" or "host loops"
   int processors = 1;       // P
   int k = 1;                // K of eq. (1)
   int parts = 0;            // K * P (fewer for tiny matrices: >= 32 rows a part)
@@ -260,6 +261,32 @@ void ehyb_parts_in_window(const EhybWindow& w, std::int64_t n, EhybReport& rep, 
                                   "-value window");
   }
 }
+// The parts of a host partitioner (opt.partitioner: METIS, BFS, RCM,
+// contiguous, or Auto's choice on a host CSR), as many as the window
+// needs, within one budget for every attempt; the report gets who made
+// them, why, and how long it took.
+template <class Scalar>
+RowPartition ehyb_host_partition(const HostCsr<Scalar>& a, const EhybWindow& window, const ConvertOptions& opt,
+                                 EhybReport& rep) {
+  RowPartition part;
+  Kokkos::Timer partitioning;
+  ehyb_parts_in_window(window, a.nrows, rep, [&](int parts) {
+    const double budget = opt.partition_budget_seconds > 0
+                              ? std::max(1e-3, opt.partition_budget_seconds - partitioning.seconds())
+                              : 0.0;
+    part = partition_rows_into(a, parts, opt.partitioner, budget, opt.progress);
+    std::int64_t biggest = 0;
+    for (std::size_t q = 0; q + 1 < part.part_start.size(); ++q)
+      biggest = std::max<std::int64_t>(biggest, part.part_start[q + 1] - part.part_start[q]);
+    return biggest;
+  });
+  rep.parts = static_cast<int>(part.part_start.size()) - 1;
+  rep.partitioner = part.method;
+  rep.partition_note = part.note;
+  rep.partition_seconds = partitioning.seconds();
+  return part;
+}
+
 // What both builds start with: the matrix's shape, the options it keeps,
 // and the window (checked: square, the window's options).
 template <class Scalar, class ExecSpace>
@@ -286,23 +313,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   const detail::EhybWindow window = detail::ehyb_start(d, a.nrows, a.ncols, a.nnz(), opt);
   EhybReport& rep = d.report;
   const std::int64_t n = a.nrows;
-  RowPartition part;
-  Kokkos::Timer partitioning;
-  detail::ehyb_parts_in_window(window, n, rep, [&](int parts) {
-    // One budget for every attempt.
-    const double budget = opt.partition_budget_seconds > 0
-                              ? std::max(1e-3, opt.partition_budget_seconds - partitioning.seconds())
-                              : 0.0;
-    part = partition_rows_into(a, parts, opt.partitioner, budget, opt.progress);
-    std::int64_t biggest = 0;
-    for (std::size_t q = 0; q + 1 < part.part_start.size(); ++q)
-      biggest = std::max<std::int64_t>(biggest, part.part_start[q + 1] - part.part_start[q]);
-    return biggest;
-  });
-  rep.parts = static_cast<int>(part.part_start.size()) - 1;
-  rep.partitioner = part.method;
-  rep.partition_note = part.note;
-  rep.partition_seconds = partitioning.seconds();
+  rep.built = "host loops";
+  const RowPartition part = detail::ehyb_host_partition(a, window, opt, rep);
   Kokkos::Timer reorder;
   if (opt.progress) opt.progress("reordering", 0.0);
   // Part of each caller row, and in-part entry counts.
@@ -503,17 +515,39 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const HostCsr<Scalar>& a, const ConvertOpt
   return d;
 }
 
+namespace detail {
+// offset(s) = the slots of the 32-row slices before s, each 32 x width(s)
+// (offset has one more entry: the total, which it returns).
+template <class ExecSpace, class Ints>
+std::int64_t ehyb_slice_offsets(const ExecSpace& space, const char* label, const Ints& width, const Ints& offset,
+                                ScratchSet<ExecSpace>& temps) {
+  const std::int64_t slices = width.extent(0);
+  std::int64_t total = 0;
+  kspmv::detail::scan(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, slices),
+      KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
+        if (final) offset(s) = static_cast<int>(sum);
+        sum += 32 * std::int64_t(width(s));
+        if (final && s + 1 == slices) offset(slices) = static_cast<int>(sum);
+      },
+      total, &temps);
+  if (slices == 0) Kokkos::deep_copy(space, offset, 0);
+  return total;
+}
+}  // namespace detail
+
 // EHYB built on the device from a CSR there (the default partitioner, or
 // Partitioner::Cells): the parts by cell_partition (device_partition.hpp),
 // then each row's in-part and extra counts, the rows sorted into Algorithm
 // 1's order (part, in-part count descending, extra count descending, row)
 // by stable radix passes, the slices' widths and offsets by scans, and one
 // thread a row filling its slots. The host sees the partition's cell
-// graph, a few scalars and the long rows' lengths. Every other
-// partitioner (METIS, BFS, RCM, contiguous: host algorithms) and the
-// separate extra-row layout take the host build above on a copy of the
-// CSR, as does a host space without a radix sort where the sort's keys
-// would not fit 64 bits.
+// graph, a few scalars and the long rows' lengths. The other
+// partitioners (METIS, BFS, RCM, contiguous) are host algorithms: they
+// partition a copy of the CSR there, and the rest is built here from
+// their parts. The separate extra-row layout takes the host build above
+// on a copy of the CSR, as does a host space without a radix sort where
+// the sort's keys would not fit 64 bits.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   using D = EhybDevice<Scalar, ExecSpace>;
@@ -522,27 +556,34 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   constexpr int tau = static_cast<int>(sizeof(Scalar));
   detail::require_square(a.nrows, a.ncols, "ehyb");
   const bool cells = opt.partitioner == Partitioner::Auto || opt.partitioner == Partitioner::Cells;
-  const bool separate = opt.ehyb_er == ErLayout::Separate || (opt.ehyb_er == ErLayout::Auto && a.nnz() > kEhybInlineMaxNnz);
-  if (!cells || separate || a.nrows == 0) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
+  if (a.nrows == 0) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
   Kokkos::Timer timer;
   ExecSpace space;
   D d;
   const detail::EhybWindow window = detail::ehyb_start(d, a.nrows, a.ncols, a.nnz(), opt);
   EhybReport& rep = d.report;
+  rep.built = std::string("kernels on ") + ExecSpace::name();
   const std::int64_t n = a.nrows;
-  if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
   detail::ProfilingPhases phase;
   phase.enter("kspmv::ehyb::partition");
   DevicePartition<ExecSpace> part;
-  detail::ehyb_parts_in_window(window, n, rep, [&](int parts) {
-    part = cell_partition(space, a.row_ptr, a.col_idx, n, parts, window.cap);
-    return *std::max_element(part.part_rows.begin(), part.part_rows.end());
-  });
+  if (cells) {
+    if (opt.progress) opt.progress("partitioning (cells, on the device)", 0.0);
+    detail::ehyb_parts_in_window(window, n, rep, [&](int parts) {
+      part = cell_partition(space, a.row_ptr, a.col_idx, n, parts, window.cap);
+      return *std::max_element(part.part_rows.begin(), part.part_rows.end());
+    });
+    rep.partitioner = "cells";
+    rep.partition_note = part.note();
+    rep.partition_seconds = part.seconds;
+  } else {
+    // A host partitioner reads a copy of the CSR; only its parts come
+    // back, and the format is built here as the cells' is.
+    const RowPartition host = detail::ehyb_host_partition(download_csr(a), window, opt, rep);
+    part = device_partition_of<ExecSpace>(space, host, "kspmv::ehyb::part_of");
+  }
   const int nparts = static_cast<int>(part.part_rows.size());
   rep.parts = nparts;
-  rep.partitioner = "cells";
-  rep.partition_note = part.note();
-  rep.partition_seconds = part.seconds;
   Kokkos::Timer reorder;
   if (opt.progress) opt.progress("reordering (on the device)", 0.0);
   phase.enter("kspmv::ehyb::order");
@@ -601,10 +642,14 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
       "kspmv::ehyb::long_in_part", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) { in_count(i) = in_count(i) < 0 ? 0 : in_count(i); });
   d.er_inline = ehyb_er_inline(opt.ehyb_er, most_out, a.nnz());
-  if (!d.er_inline) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
+  const bool inline_er = d.er_inline;
   // Algorithm 1's order: by part, in-part count descending, extra count
-  // descending, row.
+  // descending, then the order the rows came in: the caller's for the
+  // cells, the partitioner's for a host partitioner (its rows part by part,
+  // as the host build keeps them).
   const ints new_to_old = arrays.template take<int>("kspmv::ehyb::new_to_old", n);
+  const auto first_order = part.order;
+  const bool by_partitioner = first_order.extent(0) == static_cast<std::size_t>(n);
   if constexpr (detail::has_radix_sort<ExecSpace>()) {
     // Each pass sorts by one key, stably: rows keep the order of the
     // passes before it.
@@ -613,9 +658,10 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
       const auto key = pairs.key;
       const auto row = pairs.value;
       Kokkos::parallel_for(
-          "kspmv::ehyb::key_outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-            row(i) = static_cast<int>(i);
-            key(i) = static_cast<unsigned>(most_out - out_count(i));
+          "kspmv::ehyb::key_outside", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t t) {
+            const int i = by_partitioner ? first_order(t) : static_cast<int>(t);
+            row(t) = i;
+            key(t) = static_cast<unsigned>(most_out - out_count(i));
           });
       pairs.sort(space, detail::key_bits_below(most_out + 1), &temps);
     }
@@ -643,19 +689,22 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
     if (!(range < 9.2e18)) return to_ehyb<Scalar, ExecSpace>(download_csr(a), opt);
     auto key = temps.template take<std::uint64_t>("kspmv::ehyb::key", n);
     Kokkos::parallel_for(
-        "kspmv::ehyb::keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        "kspmv::ehyb::keys", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t t) {
+          const int i = by_partitioner ? first_order(t) : static_cast<int>(t);
           const std::uint64_t q = static_cast<std::uint64_t>(part_of(i));
           const std::uint64_t in = static_cast<std::uint64_t>(most_in - in_count(i));
           const std::uint64_t out = static_cast<std::uint64_t>(most_out - out_count(i));
-          key(i) = ((q * std::uint64_t(most_in + 1) + in) * std::uint64_t(most_out + 1) + out) * std::uint64_t(n) +
-                   std::uint64_t(i);
+          key(t) = ((q * std::uint64_t(most_in + 1) + in) * std::uint64_t(most_out + 1) + out) * std::uint64_t(n) +
+                   std::uint64_t(t);
         });
     space.fence();
     Kokkos::sort(key);
     Kokkos::fence();
     Kokkos::parallel_for(
-        "kspmv::ehyb::order", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t p) { new_to_old(p) = static_cast<int>(key(p) % std::uint64_t(n)); });
+        "kspmv::ehyb::order", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
+          const auto t = static_cast<std::int64_t>(key(p) % std::uint64_t(n));
+          new_to_old(p) = by_partitioner ? first_order(t) : static_cast<int>(t);
+        });
   }
   auto old_to_new = temps.template take<int>("kspmv::ehyb::old_to_new", n);
   Kokkos::parallel_reduce(
@@ -682,14 +731,14 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
   const auto pstart = d.part_start;
   const auto pslice = d.part_slice;
   // Each slice: its sliced-ELL width (its first row's in-part count: the
-  // rows are in descending order) and its extra rows, column-major padded
-  // to the widest where ehyb_padded_fill of the slots hold entries, else
-  // packed.
+  // rows are in descending order) and, inline, its extra rows,
+  // column-major padded to the widest where ehyb_padded_fill of the slots
+  // hold entries, else packed.
   d.slice_width = arrays.template take<int>("kspmv::ehyb::slice_width", nslices);
   d.slice_offset = arrays.template take<int>("kspmv::ehyb::slice_offset", nslices + 1);
-  d.er_width = arrays.template take<int>("kspmv::ehyb::er_width", nslices);
-  d.er_start = arrays.template take<int>("kspmv::ehyb::er_start", nslices + 1);
-  d.er_count = arrays.template take<std::uint16_t>("kspmv::ehyb::er_count", n);
+  d.er_width = arrays.template take<int>("kspmv::ehyb::er_width", inline_er ? nslices : 0);
+  d.er_start = arrays.template take<int>("kspmv::ehyb::er_start", inline_er ? nslices + 1 : 0);
+  d.er_count = arrays.template take<std::uint16_t>("kspmv::ehyb::er_count", inline_er ? n : 0);
   const auto width = d.slice_width;
   const auto offset = d.slice_offset;
   const auto er_width = d.er_width;
@@ -704,6 +753,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
         const int q = slice_part(s);
         const int r0 = pstart(q) + 32 * static_cast<int>(s - pslice(q));
         const int r1 = r0 + 32 < pstart(q + 1) ? r0 + 32 : pstart(q + 1);
+        width(s) = in_count(new_to_old(r0));
+        if (!inline_er) return;
         std::int64_t widest = 0, sum = 0;
         for (int p = r0; p < r1; ++p) {
           const int o = new_to_old(p);
@@ -711,7 +762,6 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
           sum += out_count(o);
           er_count(p) = static_cast<std::uint16_t>(out_count(o));
         }
-        width(s) = in_count(new_to_old(r0));
         const bool pad = widest > 0 && double(sum) >= fill * 32.0 * double(widest);
         er_width(s) = pad ? static_cast<int>(widest) : 0;
         er_slots_of(s) = pad ? 32 * widest : sum;
@@ -719,23 +769,77 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
       },
       padded_slices);
   rep.er_padded_slices = padded_slices;
-  std::int64_t ell_slots = 0, er_slots = 0;
-  kspmv::detail::scan(
-      "kspmv::ehyb::slice_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
-      KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
-        if (final) offset(s) = static_cast<int>(sum);
-        sum += 32 * std::int64_t(width(s));
-        if (final && s + 1 == nslices) offset(nslices) = static_cast<int>(sum);
-      },
-      ell_slots, &temps);
-  kspmv::detail::scan(
-      "kspmv::ehyb::er_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
-      KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
-        if (final) er_start(s) = static_cast<int>(sum);
-        sum += er_slots_of(s);
-        if (final && s + 1 == nslices) er_start(nslices) = static_cast<int>(sum);
-      },
-      er_slots, &temps);
+  const std::int64_t ell_slots = detail::ehyb_slice_offsets(space, "kspmv::ehyb::slice_offsets", width, offset, temps);
+  std::int64_t er_slots = 0;
+  if (inline_er) {
+    kspmv::detail::scan(
+        "kspmv::ehyb::er_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, nslices),
+        KOKKOS_LAMBDA(const std::int64_t s, std::int64_t& sum, const bool final) {
+          if (final) er_start(s) = static_cast<int>(sum);
+          sum += er_slots_of(s);
+          if (final && s + 1 == nslices) er_start(nslices) = static_cast<int>(sum);
+        },
+        er_slots, &temps);
+  } else {
+    // Separate (the paper's layout): the rows with extra entries sliced on
+    // their own, 32 a slice, by extra count descending, then by internal
+    // position (the host build's order); each slice as wide as its first
+    // row; er_y each one's row of y, er_row_of each internal row's.
+    const auto unsorted = detail::rows_where(
+        space, n, KOKKOS_LAMBDA(const std::int64_t p) { return out_count(new_to_old(p)) > 0; },
+        "kspmv::ehyb::er_rows", &temps);
+    const std::int64_t m = unsorted.extent(0);
+    ints er_list = unsorted;  // none, or sorted below
+    if (m > 0) {
+      if constexpr (detail::has_radix_sort<ExecSpace>()) {
+        auto pairs = detail::take_radix_pairs(temps, m, "kspmv::ehyb::er_key", "kspmv::ehyb::er_row");
+        const auto key = pairs.key;
+        const auto row = pairs.value;
+        Kokkos::parallel_for(
+            "kspmv::ehyb::er_key", Kokkos::RangePolicy<ExecSpace>(space, 0, m), KOKKOS_LAMBDA(const std::int64_t j) {
+              row(j) = unsorted(j);
+              key(j) = static_cast<unsigned>(most_out - out_count(new_to_old(unsorted(j))));
+            });
+        pairs.sort(space, detail::key_bits_below(most_out + 1), &temps);
+        er_list = pairs.value;
+      } else {
+        auto key = temps.template take<std::uint64_t>("kspmv::ehyb::er_key", m);
+        Kokkos::parallel_for(
+            "kspmv::ehyb::er_keys", Kokkos::RangePolicy<ExecSpace>(space, 0, m), KOKKOS_LAMBDA(const std::int64_t j) {
+              const int p = unsorted(j);
+              key(j) = std::uint64_t(most_out - out_count(new_to_old(p))) * std::uint64_t(n) + std::uint64_t(p);
+            });
+        space.fence();
+        Kokkos::sort(key);
+        Kokkos::fence();
+        er_list = temps.template take<int>("kspmv::ehyb::er_list", m);
+        const auto list = er_list;
+        Kokkos::parallel_for(
+            "kspmv::ehyb::er_order", Kokkos::RangePolicy<ExecSpace>(space, 0, m),
+            KOKKOS_LAMBDA(const std::int64_t j) { list(j) = static_cast<int>(key(j) % std::uint64_t(n)); });
+      }
+    }
+    const std::int64_t er_nslices = (m + 31) / 32;
+    d.er_slices = static_cast<int>(er_nslices);
+    d.er_width = arrays.template take<int>("kspmv::ehyb::er_width", er_nslices);
+    d.er_offset = arrays.template take<int>("kspmv::ehyb::er_offset", er_nslices + 1);
+    d.er_y = arrays.template take<int>("kspmv::ehyb::er_y", m);
+    d.er_row_of = arrays.template take_filled<int>("kspmv::ehyb::er_row_of", n, -1);
+    const auto ew = d.er_width;
+    const auto eo = d.er_offset;
+    const auto ey = d.er_y;
+    const auto row_of = d.er_row_of;
+    const auto list = er_list;
+    const bool caller = d.order == OutputOrder::Caller;
+    Kokkos::parallel_for(
+        "kspmv::ehyb::er_rows_of", Kokkos::RangePolicy<ExecSpace>(space, 0, m), KOKKOS_LAMBDA(const std::int64_t j) {
+          const int p = list(j);
+          row_of(p) = static_cast<int>(j);
+          ey(j) = caller ? new_to_old(p) : p;
+          if (j % 32 == 0) ew(j / 32) = out_count(new_to_old(p));
+        });
+    er_slots = detail::ehyb_slice_offsets(space, "kspmv::ehyb::er_slice_offsets", ew, eo, temps);
+  }
   if (ell_slots > std::numeric_limits<int>::max())
     throw FormatCannotHoldError("ehyb: the sliced-ELL part needs more than 2^31 slots");
   if (er_slots > std::numeric_limits<int>::max())
@@ -755,6 +859,8 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
     const auto er_col = d.er_col;
     const auto er_val = d.er_val;
     const auto bits = d.extra_bits;
+    const auto er_offset = d.er_offset;
+    const auto er_row_of = d.er_row_of;
     const bool caller = d.order == OutputOrder::Caller;
     Kokkos::parallel_for(
         "kspmv::ehyb::fill", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t p) {
@@ -765,9 +871,19 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
           const int local = static_cast<int>(p) - pstart(q);
           const int s = pslice(q) + local / 32, lane = local % 32;
           const int r0 = static_cast<int>(p) - lane;
-          std::int64_t packed = er_start(s);
-          if (er_width(s) == 0)
-            for (int r = r0; r < p; ++r) packed += er_count(r);
+          // Where this row's extra entries start, and their stride.
+          std::int64_t er_first = 0, er_step = 1;
+          if (!inline_er) {
+            const int j = er_row_of(p);
+            er_first = j < 0 ? 0 : er_offset(j / 32) + j % 32;
+            er_step = 32;
+          } else if (er_width(s) > 0) {
+            er_first = er_start(s) + lane;
+            er_step = 32;
+          } else {
+            er_first = er_start(s);
+            for (int r = r0; r < p; ++r) er_first += er_count(r);
+          }
           std::int64_t kin = 0, kout = 0;
           std::uint32_t word = 0;
           for (std::int64_t k = row_ptr(o); k < row_ptr(o + 1); ++k) {
@@ -778,7 +894,7 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
               ell_val(slot) = values(k);
               ++kin;
             } else {
-              const std::int64_t slot = er_width(s) > 0 ? er_start(s) + kout * 32 + lane : packed + kout;
+              const std::int64_t slot = er_first + kout * er_step;
               er_col(slot) = caller ? c : old_to_new(c);
               er_val(slot) = values(k);
               ++kout;
@@ -859,11 +975,13 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
           Kokkos::single(Kokkos::PerTeam(t), [&] { ly(r) = caller ? o : old_to_new(o); });
         });
   }
-  // The caller-order map and the separate layout's (empty) arrays.
+  // The caller-order map and, inline, the separate layout's (empty) arrays.
   d.new_to_old = new_to_old;
-  d.er_slices = 0;
-  d.er_offset = arrays.upload(std::vector<int>{0}, "kspmv::ehyb::er_offset");
-  d.er_y = arrays.template take<int>("kspmv::ehyb::er_y", 0);
+  if (inline_er) {
+    d.er_slices = 0;
+    d.er_offset = arrays.upload(std::vector<int>{0}, "kspmv::ehyb::er_offset");
+    d.er_y = arrays.template take<int>("kspmv::ehyb::er_y", 0);
+  }
   // Report, as the host build's.
   rep.ell_slots = ell_slots;
   rep.er_slots = er_slots;
@@ -896,8 +1014,10 @@ EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, con
     rep.er_separate_bytes = double(separate_slots) * (tau + 4) + double(er_rows) * (4 + 2 * tau);
   }
   if (a.nnz() > 0) {
+    const double er_arrays = inline_er ? 4.0 * double(nslices + nslices + 1) + 2.0 * double(n)
+                                       : 4.0 * double(er_rows + d.er_slices);
     rep.bytes_per_nonzero = (double(rep.ell_slots) * (tau + 2) + double(rep.er_slots + rep.long_nnz) * (tau + 4) +
-                             4.0 * double(nslices + nslices + nslices + 1) + 2.0 * double(n)) /
+                             4.0 * double(nslices) + er_arrays) /
                             double(a.nnz());
     rep.csr_bytes_per_nonzero = (double(a.nnz()) * (tau + 4) + 4.0 * double(n + 1)) / double(a.nnz());
   }
@@ -1282,6 +1402,7 @@ Properties format_properties(const EhybDevice<Scalar, ExecSpace>& f) {
   return {{"kernel", kernel_name(f.kernel, on_cuda<ExecSpace>())},
           {"partitioner", r.partitioner},
           {"partition_note", r.partition_note},
+          {"built", r.built},
           {"parts", std::to_string(r.parts)},
           {"k_times_p", std::to_string(r.k) + " x " + std::to_string(r.processors)},
           {"window_rows", std::to_string(r.window_rows)},
