@@ -90,19 +90,22 @@ Vec inverse_diagonal(const Crs& A) {
 // (BLAS-1 calls one at a time would move about 1.3x (CG) to 2x
 // (BiCGStab) as many bytes).
 //
-// The dot products are reduced into device views and never read by the
-// host inside an iteration: each step's scalars (alpha, beta, omega) are
-// made on the device, by the kernels that need them or by one thread
-// (cg_scalars, bicg_top), so the host queues iteration after iteration
-// without waiting. A dot product read on the host would cost each
-// iteration a wait for the device and a restart of its queue. The host
-// reads the solver's state every `check_every` iterations (--check-every).
-// Once the residual is small enough the state stops: the updates leave x
-// and r as they are, so the iterates, the count and the solution are the
-// same whatever check_every is (the program checks it), and at most
-// check_every - 1 iterations run idle at the end of a solve.
+// The host never waits for a dot product inside an iteration. Each
+// reduction ends in its functor's `final`, which Kokkos runs once on the
+// reduced value where the reduction ran (on a GPU, on the device): it
+// turns the sums into the next step's scalars (alpha, beta, omega, the
+// stopping test) in a small state view, which the next kernels read.
+// So an iteration is the SpMVs and the vector passes and nothing else,
+// and the host queues iteration after iteration; it reads the state every
+// `check_every` iterations (--check-every). Once the residual is small
+// enough the state stops: the updates leave x and r as they are, so the
+// iterates, the count and the solution are the same whatever check_every
+// is (the program checks it), and at most check_every - 1 iterations run
+// idle at the end of a solve. (A scalar divided in every thread instead,
+// or a kernel of one thread to make it, cost 5-8 us an iteration on a
+// 545k-row mesh on an H200.)
 
-// Several sums reduced in one pass (Kokkos 3.4 joins through volatile).
+// Several sums reduced in one pass.
 template <int N>
 struct Sums {
   double v[N] = {};
@@ -110,30 +113,33 @@ struct Sums {
     for (int i = 0; i < N; ++i) v[i] += o.v[i];
     return *this;
   }
+};
+
+// What a reduction functor declares for Kokkos: its value type, a zero,
+// and the join (Kokkos 3.4 joins through volatile references).
+template <class Value>
+struct Reduction {
+  using value_type = Value;
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = value_type(); }
+  KOKKOS_INLINE_FUNCTION void join(value_type& a, const value_type& b) const { a += b; }
 #if KOKKOS_VERSION < 40000
-  KOKKOS_INLINE_FUNCTION void operator+=(const volatile Sums& o) volatile {
-    for (int i = 0; i < N; ++i) v[i] += o.v[i];
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const {
+    value_type t = const_cast<const value_type&>(a);
+    t += const_cast<const value_type&>(b);
+    const_cast<value_type&>(a) = t;
   }
 #endif
 };
 
 using Range = Kokkos::RangePolicy<Exec>;
-using Scalar0 = Kokkos::View<double, Mem>;  // one number on the device
-template <int N>
-using Sums0 = Kokkos::View<Sums<N>, Mem>;
+template <class Value>
+using Result = Kokkos::View<Value, Mem>;  // a reduction's result, on the device
 
 double dot(const Vec& a, const Vec& b) {
   double s = 0;
   Kokkos::parallel_reduce(
       "solve::dot", Range(0, a.extent(0)), KOKKOS_LAMBDA(const int i, double& acc) { acc += a(i) * b(i); }, s);
   return s;
-}
-
-// a.b into a device view: the host does not wait for it.
-void dot_on_device(const Vec& a, const Vec& b, const Scalar0& out) {
-  Kokkos::parallel_reduce(
-      "solve::dot_on_device", Range(0, a.extent(0)), KOKKOS_LAMBDA(const int i, double& acc) { acc += a(i) * b(i); },
-      out);
 }
 
 KOKKOS_INLINE_FUNCTION double magnitude(double v) { return v < 0 ? -v : v; }
@@ -143,51 +149,55 @@ KOKKOS_INLINE_FUNCTION double magnitude(double v) { return v < 0 ? -v : v; }
 // CG's scalars. `stopped`: the relative residual is no longer above tol
 // (converged, or not a number): from then on nothing changes.
 struct CgState {
-  double rz = 0;    // r.z of the current residual, z = dinv .* r
-  double beta = 0;  // the next direction's
-  double rr = 0;    // r.r of the current residual
+  double rz = 0;     // r.z of the current residual, z = dinv .* r
+  double alpha = 0;  // this step's
+  double beta = 0;   // the next direction's
+  double rr = 0;     // r.r of the current residual
   int iterations = 0;
   int stopped = 0;
 };
 using CgState0 = Kokkos::View<CgState, Mem>;
 
-// After q = A p: alpha = r.z / p.q, x += alpha p, r -= alpha q; r.r and
-// r.z (z not stored: the direction takes it from r) into `sums`.
-void cg_update(const CgState0& state, const Scalar0& pq, const Vec& p, const Vec& q, const Vec& dinv, const Vec& x,
-               const Vec& r, const Sums0<2>& sums) {
-  Kokkos::parallel_reduce(
-      "solve::cg_update", Range(0, x.extent(0)),
-      KOKKOS_LAMBDA(const int i, Sums<2>& acc) {
-        const CgState& s = state();
-        double ri = r(i);
-        if (!s.stopped) {
-          const double alpha = s.rz / pq();
-          x(i) += alpha * p(i);
-          ri -= alpha * q(i);
-          r(i) = ri;
-        }
-        const double zi = dinv(i) * ri;
-        acc.v[0] += ri * ri;
-        acc.v[1] += ri * zi;
-      },
-      sums);
-}
+// p.q after q = A p; final: alpha = r.z / p.q.
+struct CgStep : Reduction<double> {
+  CgState0 state;
+  Vec p, q;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, double& acc) const { acc += p(i) * q(i); }
+  KOKKOS_INLINE_FUNCTION void final(double& pq) const {
+    CgState& s = state();
+    if (!s.stopped) s.alpha = s.rz / pq;
+  }
+};
 
-// One thread: the update's sums become the state (the count, the
-// residual, beta = new r.z / old r.z) and the stopping test.
-void cg_scalars(const CgState0& state, const Sums0<2>& sums, double bnorm, double tol) {
-  Kokkos::parallel_for(
-      "solve::cg_scalars", Range(0, 1), KOKKOS_LAMBDA(const int) {
-        CgState& s = state();
-        if (s.stopped) return;
-        const Sums<2> t = sums();
-        ++s.iterations;
-        s.rr = t.v[0];
-        s.beta = t.v[1] / s.rz;
-        s.rz = t.v[1];
-        s.stopped = !(sqrt(s.rr) / bnorm > tol);
-      });
-}
+// x += alpha p, r -= alpha q; r.r and r.z (z not stored: the direction
+// takes it from r); final: the count, the residual, beta = new r.z / old
+// r.z and the stopping test.
+struct CgUpdate : Reduction<Sums<2>> {
+  CgState0 state;
+  Vec p, q, dinv, x, r;
+  double bnorm, tol;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, Sums<2>& acc) const {
+    const CgState& s = state();
+    double ri = r(i);
+    if (!s.stopped) {
+      x(i) += s.alpha * p(i);
+      ri -= s.alpha * q(i);
+      r(i) = ri;
+    }
+    const double zi = dinv(i) * ri;
+    acc.v[0] += ri * ri;
+    acc.v[1] += ri * zi;
+  }
+  KOKKOS_INLINE_FUNCTION void final(Sums<2>& t) const {
+    CgState& s = state();
+    if (s.stopped) return;
+    ++s.iterations;
+    s.rr = t.v[0];
+    s.beta = t.v[1] / s.rz;
+    s.rz = t.v[1];
+    s.stopped = !(sqrt(s.rr) / bnorm > tol);
+  }
+};
 
 // p = dinv .* r + beta p (beta from the state; none before the first step).
 void cg_direction(const CgState0& state, bool first, const Vec& dinv, const Vec& r, const Vec& p) {
@@ -201,71 +211,48 @@ void cg_direction(const CgState0& state, bool first, const Vec& dinv, const Vec&
 
 // ---- BiCGStab ----
 
-// BiCGStab's scalars: those its next step needs, the last step's residual
-// sums, and what the step does first. A breakdown (the residual orthogonal
-// to the shadow residual, or a vanishing step) restarts from the current
-// residual instead of dividing by zero.
+// BiCGStab's scalars: those of the step under way and the last step's
+// residual sums. A breakdown (the residual orthogonal to the shadow
+// residual, or a vanishing step) restarts from the current residual
+// instead of dividing by zero.
 struct BicgState {
   double rho = 1, alpha = 1, omega = 1, beta = 0;
   double rr = 0, r0r = 0, r0r0 = 0;  // r.r, r0.r and r0.r0
   int iterations = 0;
   int stopped = 0;
+  int broke = 0;         // this step's r0.v cannot be divided by: the rest of it is skipped
   int restart = 0;       // this step starts over: r0 = r, p = v = 0
   int restart_next = 0;  // the last step broke down
 };
 using BicgState0 = Kokkos::View<BicgState, Mem>;
 
-// A step's r0.v that cannot be divided by.
-KOKKOS_INLINE_FUNCTION bool breaks_down(double r0v) { return !(magnitude(r0v) > 0 && magnitude(r0v) <= 1.7976931348623157e308); }
-
-// The scalars of a restart (the direction kernel does its vectors).
-KOKKOS_INLINE_FUNCTION void restart_from_residual(BicgState& s) {
-  s.restart = 1;
-  s.rho = s.alpha = s.omega = 1;
-  s.r0r = s.r0r0 = s.rr;
-}
-
-// One thread, between steps: takes in the step just done (its alpha from
-// r0.v, its omega from t.t and t.s, the residual sums; a breakdown asks
-// for a restart), tests the residual, then, where `may_start`, makes the
-// next step's beta and rho and counts it.
-void bicg_top(const BicgState0& state, bool first, bool may_start, const Scalar0& r0v, const Sums0<2>& tt_ts,
-              const Sums0<3>& next, double bnorm, double tol) {
-  Kokkos::parallel_for(
-      "solve::bicg_top", Range(0, 1), KOKKOS_LAMBDA(const int) {
-        BicgState& s = state();
-        if (s.stopped) return;
-        if (!first) {
-          if (breaks_down(r0v())) {
-            s.restart_next = 1;
-          } else {
-            s.alpha = s.rho / r0v();
-            const Sums<2> t = tt_ts();
-            s.omega = t.v[0] > 0 ? t.v[1] / t.v[0] : 0;
-            const Sums<3> n = next();
-            s.rr = n.v[0];
-            s.r0r = n.v[1];
-            s.r0r0 = n.v[2];
-            if (s.omega == 0) s.restart_next = 1;  // s is the new residual; the next step restarts
-          }
-        }
-        if (sqrt(s.rr) / bnorm <= tol) {
-          s.stopped = 1;
-          return;
-        }
-        if (!may_start) return;
-        s.restart = 0;
-        if (s.restart_next) restart_from_residual(s);
-        s.restart_next = 0;
-        double rho_next = s.r0r;
-        if (!(magnitude(rho_next) > 1e-12 * sqrt(s.rr * s.r0r0))) {
-          restart_from_residual(s);
-          rho_next = s.rr;
-        }
-        s.beta = (rho_next / s.rho) * (s.alpha / s.omega);
-        s.rho = rho_next;
-        ++s.iterations;
-      });
+// Between steps (the update's final, and the host before the first):
+// tests the residual, then, where `may_start`, makes the next step's
+// beta and rho and counts it.
+KOKKOS_INLINE_FUNCTION void bicg_next_step(BicgState& s, bool may_start, double bnorm, double tol) {
+  if (sqrt(s.rr) / bnorm <= tol) {
+    s.stopped = 1;
+    return;
+  }
+  if (!may_start) return;
+  s.restart = 0;
+  s.broke = 0;
+  if (s.restart_next) {
+    s.restart = 1;
+    s.rho = s.alpha = s.omega = 1;
+    s.r0r = s.r0r0 = s.rr;
+  }
+  s.restart_next = 0;
+  double rho_next = s.r0r;
+  if (!(magnitude(rho_next) > 1e-12 * sqrt(s.rr * s.r0r0))) {
+    s.restart = 1;
+    s.rho = s.alpha = s.omega = 1;
+    s.r0r = s.r0r0 = s.rr;
+    rho_next = s.rr;
+  }
+  s.beta = (rho_next / s.rho) * (s.alpha / s.omega);
+  s.rho = rho_next;
+  ++s.iterations;
 }
 
 // The direction: p = r + beta (p - omega v), ph = dinv .* p; on a restart
@@ -284,51 +271,79 @@ void bicg_direction(const BicgState0& state, const Vec& r, const Vec& v, const V
       });
 }
 
-// alpha = rho / r0.v; s = r - alpha v, sh = dinv .* s.
-void bicg_half_step(const BicgState0& state, const Scalar0& r0v, const Vec& r, const Vec& v, const Vec& dinv,
-                    const Vec& s_, const Vec& sh) {
+// r0.v after v = A ph; final: alpha = rho / r0.v, or a breakdown.
+struct BicgAlpha : Reduction<double> {
+  BicgState0 state;
+  Vec r0, v;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, double& acc) const { acc += r0(i) * v(i); }
+  KOKKOS_INLINE_FUNCTION void final(double& r0v) const {
+    BicgState& s = state();
+    if (s.stopped) return;
+    s.broke = !(magnitude(r0v) > 0 && magnitude(r0v) <= 1.7976931348623157e308);
+    if (!s.broke) s.alpha = s.rho / r0v;
+  }
+};
+
+// s = r - alpha v, sh = dinv .* s.
+void bicg_half_step(const BicgState0& state, const Vec& r, const Vec& v, const Vec& dinv, const Vec& s_, const Vec& sh) {
   Kokkos::parallel_for(
       "solve::bicg_half_step", Range(0, s_.extent(0)), KOKKOS_LAMBDA(const int i) {
         const BicgState& s = state();
-        if (s.stopped || breaks_down(r0v())) return;
-        const double si = r(i) - (s.rho / r0v()) * v(i);
+        if (s.stopped || s.broke) return;
+        const double si = r(i) - s.alpha * v(i);
         s_(i) = si;
         sh(i) = dinv(i) * si;
       });
 }
 
-// t.t and t.s in one pass.
-void two_dots(const Vec& t, const Vec& s, const Sums0<2>& out) {
-  Kokkos::parallel_reduce(
-      "solve::two_dots", Range(0, t.extent(0)),
-      KOKKOS_LAMBDA(const int i, Sums<2>& acc) {
-        acc.v[0] += t(i) * t(i);
-        acc.v[1] += t(i) * s(i);
-      },
-      out);
-}
+// t.t and t.s after t = A sh; final: omega = t.s / t.t (0 where t is 0).
+struct BicgOmega : Reduction<Sums<2>> {
+  BicgState0 state;
+  Vec t, s_;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, Sums<2>& acc) const {
+    acc.v[0] += t(i) * t(i);
+    acc.v[1] += t(i) * s_(i);
+  }
+  KOKKOS_INLINE_FUNCTION void final(Sums<2>& w) const {
+    BicgState& s = state();
+    if (s.stopped || s.broke) return;
+    s.omega = w.v[0] > 0 ? w.v[1] / w.v[0] : 0;
+  }
+};
 
-// omega = t.s / t.t; x += alpha ph + omega sh, r = s - omega t; r.r, r0.r
-// and r0.r0 (the next step's residual, rho and breakdown test) into `next`.
-void bicg_update(const BicgState0& state, const Scalar0& r0v, const Sums0<2>& tt_ts, const Vec& ph, const Vec& sh,
-                 const Vec& s_, const Vec& t, const Vec& r0, const Vec& x, const Vec& r, const Sums0<3>& next) {
-  Kokkos::parallel_reduce(
-      "solve::bicg_update", Range(0, x.extent(0)),
-      KOKKOS_LAMBDA(const int i, Sums<3>& acc) {
-        const BicgState& s = state();
-        if (s.stopped || breaks_down(r0v())) return;
-        const double alpha = s.rho / r0v();
-        const Sums<2> w = tt_ts();
-        const double omega = w.v[0] > 0 ? w.v[1] / w.v[0] : 0;
-        x(i) += alpha * ph(i) + omega * sh(i);
-        const double ri = s_(i) - omega * t(i);
-        r(i) = ri;
-        acc.v[0] += ri * ri;
-        acc.v[1] += r0(i) * ri;
-        acc.v[2] += r0(i) * r0(i);
-      },
-      next);
-}
+// x += alpha ph + omega sh, r = s - omega t; r.r, r0.r and r0.r0 (the
+// next step's residual, rho and breakdown test); final: the step taken in
+// (a breakdown, or omega 0, asks for a restart), then the next one made
+// (bicg_next_step).
+struct BicgUpdate : Reduction<Sums<3>> {
+  BicgState0 state;
+  Vec ph, sh, s_, t, r0, x, r;
+  double bnorm, tol;
+  bool may_start;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, Sums<3>& acc) const {
+    const BicgState& s = state();
+    if (s.stopped || s.broke) return;
+    x(i) += s.alpha * ph(i) + s.omega * sh(i);
+    const double ri = s_(i) - s.omega * t(i);
+    r(i) = ri;
+    acc.v[0] += ri * ri;
+    acc.v[1] += r0(i) * ri;
+    acc.v[2] += r0(i) * r0(i);
+  }
+  KOKKOS_INLINE_FUNCTION void final(Sums<3>& n) const {
+    BicgState& s = state();
+    if (s.stopped) return;
+    if (s.broke) {
+      s.restart_next = 1;
+    } else {
+      s.rr = n.v[0];
+      s.r0r = n.v[1];
+      s.r0r0 = n.v[2];
+      if (s.omega == 0) s.restart_next = 1;  // s is the new residual; the next step restarts
+    }
+    bicg_next_step(s, may_start, bnorm, tol);
+  }
+};
 
 // ---- three operators for the same solver ----
 
@@ -431,25 +446,26 @@ template <class Op>
 Solve cg(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, int maxit, int check_every) {
   const int n = b.extent(0);
   Vec r("r", n), p("p", n), q("q", n);
-  Scalar0 pq("solve::pq");
-  Sums0<2> sums("solve::cg_sums");
+  Result<double> pq("solve::pq");
+  Result<Sums<2>> sums("solve::cg_sums");
   CgState0 state("solve::cg_state");
   Kokkos::deep_copy(x, 0.0);
   Kokkos::deep_copy(r, b);
   const double bb = dot(b, b), bnorm = std::sqrt(bb);
   auto h = Kokkos::create_mirror_view(state);
   h().rr = bb;
-  h().stopped = !(1.0 > tol);  // r = b: the relative residual is 1
+  h().stopped = !(1.0 > tol) || n == 0;  // r = b: the relative residual is 1
   Kokkos::deep_copy(state, h);
   cg_direction(state, true, dinv, r, p);  // p = z = dinv .* r
   h().rz = dot(r, p);
   Kokkos::deep_copy(state, h);
+  const CgStep step{{}, state, p, q};
+  const CgUpdate update{{}, state, p, q, dinv, x, r, bnorm, tol};
   for (int queued = 0; queued < maxit && !h().stopped;) {
     for (const int last = std::min(maxit, queued + check_every); queued < last; ++queued) {
       op.apply(p, q);
-      dot_on_device(p, q, pq);
-      cg_update(state, pq, p, q, dinv, x, r, sums);
-      cg_scalars(state, sums, bnorm, tol);
+      Kokkos::parallel_reduce("solve::cg_step", Range(0, n), step, pq);
+      Kokkos::parallel_reduce("solve::cg_update", Range(0, n), update, sums);
       cg_direction(state, false, dinv, r, p);
     }
     Kokkos::deep_copy(h, state);  // the host's one wait in check_every iterations
@@ -466,9 +482,9 @@ template <class Op>
 Solve bicgstab(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, int maxit, int check_every) {
   const int n = b.extent(0);
   Vec r("r", n), r0("r0", n), p("p", n), v("v", n), s_("s", n), t("t", n), ph("ph", n), sh("sh", n);
-  Scalar0 r0v("solve::r0v");
-  Sums0<2> tt_ts("solve::tt_ts");
-  Sums0<3> next("solve::bicg_sums");
+  Result<double> r0v("solve::r0v");
+  Result<Sums<2>> tt_ts("solve::tt_ts");
+  Result<Sums<3>> next("solve::bicg_sums");
   BicgState0 state("solve::bicg_state");
   Kokkos::deep_copy(x, 0.0);
   Kokkos::deep_copy(r, b);
@@ -478,19 +494,22 @@ Solve bicgstab(Op& op, const Vec& dinv, const Vec& b, const Vec& x, double tol, 
   const double bb = dot(b, b), bnorm = std::sqrt(bb);
   auto h = Kokkos::create_mirror_view(state);
   h().rr = h().r0r = h().r0r0 = bb;
+  if (n == 0) h().stopped = 1;
+  else bicg_next_step(h(), maxit > 0, bnorm, tol);  // the first step, made on the host
   Kokkos::deep_copy(state, h);
-  bicg_top(state, true, maxit > 0, r0v, tt_ts, next, bnorm, tol);
-  Kokkos::deep_copy(h, state);
+  const BicgAlpha alpha{{}, state, r0, v};
+  const BicgOmega omega{{}, state, t, s_};
+  BicgUpdate update{{}, state, ph, sh, s_, t, r0, x, r, bnorm, tol, true};
   for (int queued = 0; queued < maxit && !h().stopped;) {
     for (const int last = std::min(maxit, queued + check_every); queued < last; ++queued) {
       bicg_direction(state, r, v, dinv, r0, p, ph);
       op.apply(ph, v);
-      dot_on_device(r0, v, r0v);
-      bicg_half_step(state, r0v, r, v, dinv, s_, sh);
+      Kokkos::parallel_reduce("solve::bicg_alpha", Range(0, n), alpha, r0v);
+      bicg_half_step(state, r, v, dinv, s_, sh);
       op.apply(sh, t);
-      two_dots(t, s_, tt_ts);
-      bicg_update(state, r0v, tt_ts, ph, sh, s_, t, r0, x, r, next);
-      bicg_top(state, false, queued + 1 < maxit, r0v, tt_ts, next, bnorm, tol);
+      Kokkos::parallel_reduce("solve::bicg_omega", Range(0, n), omega, tt_ts);
+      update.may_start = queued + 1 < maxit;
+      Kokkos::parallel_reduce("solve::bicg_update", Range(0, n), update, next);
     }
     Kokkos::deep_copy(h, state);
   }
