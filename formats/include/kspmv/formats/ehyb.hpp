@@ -536,18 +536,18 @@ std::int64_t ehyb_slice_offsets(const ExecSpace& space, const char* label, const
 }
 }  // namespace detail
 
-// EHYB built on the device from a CSR there (the default partitioner, or
-// Partitioner::Cells): the parts by cell_partition (device_partition.hpp),
+// EHYB built on the device from a CSR there: the parts by cell_partition
+// (device_partition.hpp; the default partitioner, or Partitioner::Cells),
 // then each row's in-part and extra counts, the rows sorted into Algorithm
 // 1's order (part, in-part count descending, extra count descending, row)
 // by stable radix passes, the slices' widths and offsets by scans, and one
-// thread a row filling its slots. The host sees the partition's cell
-// graph, a few scalars and the long rows' lengths. The other
-// partitioners (METIS, BFS, RCM, contiguous) are host algorithms: they
-// partition a copy of the CSR there, and the rest is built here from
-// their parts. The separate extra-row layout takes the host build above
-// on a copy of the CSR, as does a host space without a radix sort where
-// the sort's keys would not fit 64 bits.
+// thread a row filling its slots, inline extra rows or the separate
+// layout's. The host sees the partition's cell graph, a few scalars and
+// the long rows' lengths. The other partitioners (METIS, BFS, RCM,
+// contiguous) are host algorithms: they partition a copy of the CSR
+// there, and the rest is built here from their parts. Only an empty
+// matrix, and a host space without a radix sort where the sort's keys
+// would not fit 64 bits, take the host build above.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
 EhybDevice<Scalar, ExecSpace> to_ehyb(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
   using D = EhybDevice<Scalar, ExecSpace>;
