@@ -106,9 +106,8 @@ int compact_labels(const ExecSpace& space, const Labels& label, std::int64_t bou
 // A host partitioner's parts (METIS, BFS, RCM, contiguous) as a
 // DevicePartition: each row's part and the partitioner's row order on
 // ExecSpace's memory and the parts' row counts, for the formats built on
-// the device from them. The cells'
-// figures (cells, levels, in_part) stay 0: the RowPartition's note says
-// what the partitioner found.
+// the device from them. The cells' figures (cells, levels, in_part) stay
+// 0: the RowPartition's note says what the partitioner found.
 template <class ExecSpace>
 DevicePartition<ExecSpace> device_partition_of(const ExecSpace& space, const RowPartition& host, const std::string& label) {
   DevicePartition<ExecSpace> part;
