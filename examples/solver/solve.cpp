@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <kspmv/kspmv.hpp>
@@ -382,9 +383,24 @@ struct CusparseOperator {
   cusparseSpMatDescr_t mat = nullptr;
   Kokkos::View<char*, Mem> buffer;
   Crs A;
+  // A dense-vector descriptor for each vector the solvers pass (four at
+  // most: CG's p and q, BiCGStab's p-hat, v, s-hat and t), made at its
+  // first apply and kept, as a cuSPARSE user keeps them (made and
+  // destroyed at every apply, they cost the host about as much as the
+  // rest of an iteration's queueing).
+  std::vector<std::pair<const double*, cusparseDnVecDescr_t>> vectors;
   ~CusparseOperator() {
+    for (auto& v : vectors) cusparseDestroyDnVec(v.second);
     if (mat) cusparseDestroySpMat(mat);
     if (h) cusparseDestroy(h);
+  }
+  cusparseDnVecDescr_t vector_of(const Vec& v) {
+    for (const auto& d : vectors)
+      if (d.first == v.data()) return d.second;
+    cusparseDnVecDescr_t d;
+    check(cusparseCreateDnVec(&d, v.extent(0), v.data(), CUDA_R_64F), "cusparseCreateDnVec");
+    vectors.emplace_back(v.data(), d);
+    return d;
   }
   // Its CSR descriptor on the application's arrays, and SpMV's buffer.
   void setup(const Crs& a) {
@@ -418,15 +434,10 @@ struct CusparseOperator {
           "cusparseCsrSetPointers");
   }
   void apply(const Vec& x, const Vec& y) {
-    cusparseDnVecDescr_t vx, vy;
-    check(cusparseCreateDnVec(&vx, x.extent(0), x.data(), CUDA_R_64F), "cusparseCreateDnVec");
-    check(cusparseCreateDnVec(&vy, y.extent(0), y.data(), CUDA_R_64F), "cusparseCreateDnVec");
     double one = 1, zero = 0;
-    check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F,
+    check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vector_of(x), &zero, vector_of(y), CUDA_R_64F,
                        CUSPARSE_SPMV_CSR_ALG1, buffer.data()),
           "cusparseSpMV");
-    cusparseDestroyDnVec(vx);
-    cusparseDestroyDnVec(vy);
   }
   std::string detail() const { return "CSR ALG1"; }
 };

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Call 2: the reach audit, one run a suite HEAD's library: the large suite and the
+# FEM suite, every runner (the FEM suite with ehyb's METIS build beside its default).
+set -u
+cd "$(dirname "$0")/.."
+for f in .gpu/bin/*.xz; do [ -e "$f" ] && xz -d -f "$f"; done
+chmod +x .gpu/bin/* 2>/dev/null
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/.gpu/lib
+export KSPMV_MESH_DIR=$PWD/.gpu/meshes
+CAL=perf_tests/calibration/nvidia-h200.cal
+nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader > $OUT/log.txt
+ALL=csr,kk-crs,dia,ell,csr-scalar,csr-vector,coo,hyb,pkt,ellr,pellr,jad,csr-adaptive,csr-merge,evc-hyb,ehyb,auto,cusparse-csr-alg1,cusparse-csr-alg2,cusparse-coo,cusparse-sell
+echo "== fem $(date +%T)" >> $OUT/log.txt
+timeout 200 .gpu/bin/kspmv_perf-base --suite=perf_tests/suites/fem.txt --formats=$ALL,ehyb:partitioner=metis --samples=3 \
+  --precision=double --calibration=$CAL --csv=$OUT/audit-fem.csv > $OUT/audit-fem.txt 2>&1
+echo "rc=$? $(date +%T)" >> $OUT/log.txt
+timeout 340 .gpu/bin/kspmv_perf-base --suite=perf_tests/suites/large.txt --formats=$ALL --samples=3 \
+  --precision=double --calibration=$CAL --csv=$OUT/audit-large.csv > $OUT/audit-large.txt 2>&1
+echo "rc=$? $(date +%T)" >> $OUT/log.txt
