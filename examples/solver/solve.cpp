@@ -383,11 +383,10 @@ struct CusparseOperator {
   cusparseSpMatDescr_t mat = nullptr;
   Kokkos::View<char*, Mem> buffer;
   Crs A;
-  // A dense-vector descriptor for each vector the solvers pass (four at
-  // most: CG's p and q, BiCGStab's p-hat, v, s-hat and t), made at its
-  // first apply and kept, as a cuSPARSE user keeps them (made and
-  // destroyed at every apply, they cost the host about as much as the
-  // rest of an iteration's queueing).
+  // A dense-vector descriptor for each vector the solvers pass (CG's p
+  // and q, BiCGStab's p-hat, v, s-hat and t; a later solve's vectors
+  // where their addresses are new), made at its first apply and kept, as
+  // a cuSPARSE user keeps them.
   std::vector<std::pair<const double*, cusparseDnVecDescr_t>> vectors;
   ~CusparseOperator() {
     for (auto& v : vectors) cusparseDestroyDnVec(v.second);
