@@ -14,8 +14,8 @@
 // A format that knows where each entry of a row lands (a slot walk: dia,
 // ell, ellr, hyb, pellr, jad, evc-hyb, ehyb; see walk_slots in
 // row_segments.hpp) needs no tags: it is built from the values themselves.
-// Where it reorders rows (sorted pellr, jad, evc-hyb; ehyb where most
-// rows moved and none is long) a refresh walks its rows again, a thread a
+// Where it reorders rows (sorted pellr, jad, evc-hyb; ehyb where more
+// than one row in eight moved and none is long) a refresh walks its rows again, a thread a
 // row segment writing neighbouring slots (ehyb on CUDA's tuned path by a
 // kernel of its own, tuned_refresh: a warp a slice), and the map keeps
 // only the CSR's row offsets (by_rows()) and,

@@ -182,43 +182,25 @@ void coo_apply(const ExecSpace& space, Scalar alpha, const CooDevice<Scalar, Exe
 
 }  // namespace detail
 
-// On the device: a thread a row (a segment of a long one) writes its row
-// index into its entries, and
-// says whether it is empty or spans chunks; two compactions list those.
-template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
-CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
-  Kokkos::Timer timer;
-  using C = CooDevice<Scalar, ExecSpace>;
-  ExecSpace space;
-  C c;
-  c.nrows = a.nrows;
-  c.ncols = a.ncols;
-  c.nnz = a.nnz();
-  c.kernel = opt.kernel;
-  if (c.nnz > std::numeric_limits<int>::max() - c.chunk)
-    throw FormatCannotHoldError("coo: " + std::to_string(c.nnz) + " entries exceed its 32-bit entry index");
-  c.nchunks = static_cast<int>((c.nnz + c.chunk - 1) / c.chunk);
-  detail::FormatArrays<ExecSpace> arrays(space);
-  c.row = arrays.template take<int>("kspmv::coo::row", c.nnz);
-  c.col = arrays.template take<int>("kspmv::coo::col", c.nnz);
-  c.val = arrays.template take<Scalar>("kspmv::coo::val", c.nnz);
-  Kokkos::deep_copy(space, c.col, a.col_idx);
-  Kokkos::deep_copy(space, c.val, a.values);
-  const auto row = c.row;
-  const auto rp = a.row_ptr;
+namespace detail {
+// What COO's apply reads beside its entries, from the rows' offsets into
+// them: the rows that span chunks (their first and last chunk), the rows
+// with none where `empty_rows` (an apply with beta != 1 scales them; HYB's
+// COO part, applied with beta = 1 after its ELL part covers every row,
+// needs no such list), and the chunks' partial sums.
+template <class Scalar, class ExecSpace>
+void coo_chunk_lists(const ExecSpace& space, CooDevice<Scalar, ExecSpace>& c,
+                     const Kokkos::View<const offset_t*, typename ExecSpace::memory_space>& rp, bool empty_rows,
+                     FormatArrays<ExecSpace>& arrays) {
   const std::int64_t chunk = c.chunk;
-  detail::for_each_row_segment(
-      space, "kspmv::coo::rows", a.nrows, longest_row(space, rp), KOKKOS_LAMBDA(const std::int64_t i) { return rp(i); },
-      KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1); },
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
-        for (std::int64_t k = k0; k < k1; ++k) row(k) = static_cast<int>(i);
-      });
   auto spans = KOKKOS_LAMBDA(const std::int64_t i) {
     return rp(i + 1) > rp(i) && (rp(i + 1) - 1) / chunk > rp(i) / chunk;
   };
-  c.span_row = detail::rows_where(space, a.nrows, spans, "kspmv::coo::span_row", &arrays);
-  c.empty_rows = detail::rows_where(
-      space, a.nrows, KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1) == rp(i); }, "kspmv::coo::empty_rows", &arrays);
+  c.span_row = rows_where(space, c.nrows, spans, "kspmv::coo::span_row", &arrays);
+  if (empty_rows)
+    c.empty_rows = rows_where(
+        space, c.nrows, KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1) == rp(i); }, "kspmv::coo::empty_rows",
+        &arrays);
   c.nspan = static_cast<int>(c.span_row.extent(0));
   c.nempty = static_cast<int>(c.empty_rows.extent(0));
   c.span_first = arrays.template take<int>("kspmv::coo::span_first", c.nspan);
@@ -232,6 +214,47 @@ CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a
       });
   c.head = arrays.template take_filled<Scalar>("kspmv::coo::head", c.nchunks, Scalar(0));
   c.tail = arrays.template take_filled<Scalar>("kspmv::coo::tail", c.nchunks, Scalar(0));
+}
+// A COO of nrows x ncols with nnz entries, its views taken from `arrays`
+// and not filled; a typed error where its 32-bit entry index cannot hold them.
+template <class Scalar, class ExecSpace>
+CooDevice<Scalar, ExecSpace> coo_shell(ordinal_t nrows, ordinal_t ncols, std::int64_t nnz, const ConvertOptions& opt,
+                                       FormatArrays<ExecSpace>& arrays) {
+  CooDevice<Scalar, ExecSpace> c;
+  c.nrows = nrows;
+  c.ncols = ncols;
+  c.nnz = nnz;
+  c.kernel = opt.kernel;
+  if (c.nnz > std::numeric_limits<int>::max() - c.chunk)
+    throw FormatCannotHoldError("coo: " + std::to_string(c.nnz) + " entries exceed its 32-bit entry index");
+  c.nchunks = static_cast<int>((c.nnz + c.chunk - 1) / c.chunk);
+  c.row = arrays.template take<int>("kspmv::coo::row", c.nnz);
+  c.col = arrays.template take<int>("kspmv::coo::col", c.nnz);
+  c.val = arrays.template take<Scalar>("kspmv::coo::val", c.nnz);
+  return c;
+}
+}  // namespace detail
+
+// On the device: the columns and values copied, a thread a row (a segment
+// of a long one) writing its row index into its entries, then the chunk
+// lists (two compactions).
+template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
+CooDevice<Scalar, ExecSpace> to_coo_device(const DeviceCsr<Scalar, ExecSpace>& a, const ConvertOptions& opt = {}) {
+  Kokkos::Timer timer;
+  ExecSpace space;
+  detail::FormatArrays<ExecSpace> arrays(space);
+  auto c = detail::coo_shell<Scalar, ExecSpace>(a.nrows, a.ncols, a.nnz(), opt, arrays);
+  Kokkos::deep_copy(space, c.col, a.col_idx);
+  Kokkos::deep_copy(space, c.val, a.values);
+  const auto row = c.row;
+  const auto rp = a.row_ptr;
+  detail::for_each_row_segment(
+      space, "kspmv::coo::rows", a.nrows, longest_row(space, rp), KOKKOS_LAMBDA(const std::int64_t i) { return rp(i); },
+      KOKKOS_LAMBDA(const std::int64_t i) { return rp(i + 1); },
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
+        for (std::int64_t k = k0; k < k1; ++k) row(k) = static_cast<int>(i);
+      });
+  detail::coo_chunk_lists(space, c, rp, true, arrays);
   c.storage = arrays.kept();
   space.fence();
   c.conversion_seconds = timer.seconds();

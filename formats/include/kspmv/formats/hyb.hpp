@@ -6,6 +6,7 @@
 #pragma once
 
 #include <tuple>
+#include <utility>
 
 #include "kspmv/core/device_scan.hpp"
 #include "kspmv/core/properties.hpp"
@@ -64,57 +65,64 @@ inline std::int64_t hyb_k_one_third_rule(const std::vector<std::int64_t>& length
 }
 
 namespace detail {
-// Rows [rp(i) + K, rp(i + 1)) of `a`: the entries past an ELL of width K,
-// as a device CSR of the same shape (HYB's COO part): its offsets taken
-// from `arrays` (HYB keeps them), its columns and values from `temps` (the
-// COO part copies them).
+// Rows [rp(i) + K, rp(i + 1)) of `a`, the entries past an ELL of width K,
+// as HYB's COO part, written straight into its views in one pass (a thread
+// a row segment writing row, column and value), with its chunk lists but
+// no list of empty rows (HYB applies it with beta = 1). The offsets of its
+// rows into it are taken from `arrays` (HYB keeps them: its slot walk and
+// refresh read them).
 template <class Scalar, class ExecSpace>
-DeviceCsr<Scalar, ExecSpace> entries_past(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a,
-                                          std::int64_t K, std::int64_t longest, FormatArrays<ExecSpace>& arrays,
-                                          ScratchSet<ExecSpace>& temps) {
+std::pair<CooDevice<Scalar, ExecSpace>, Kokkos::View<offset_t*, typename ExecSpace::memory_space>> coo_past_width(
+    const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, std::int64_t K, std::int64_t longest,
+    const ConvertOptions& opt, FormatArrays<ExecSpace>& arrays) {
   const auto rp = arrays.template take<offset_t>("kspmv::hyb::tail_row_ptr", a.row_ptr.extent(0));
   const auto src = a.row_ptr;
   std::int64_t total = 0;
-  kspmv::detail::scan(
-      "kspmv::hyb::tail_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows + 1),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
-        if (final) rp(i) = sum;
-        if (i < std::int64_t(src.extent(0)) - 1) {
-          const std::int64_t len = src(i + 1) - src(i);
-          sum += len > K ? len - K : 0;
-        }
-      },
-      total, &temps);
-  const auto col = temps.template take<ordinal_t>("kspmv::hyb::tail_col", total);
-  const auto val = temps.template take<Scalar>("kspmv::hyb::tail_val", total);
+  {
+    ScratchSet<ExecSpace> temps(space);
+    kspmv::detail::scan(
+        "kspmv::hyb::tail_offsets", Kokkos::RangePolicy<ExecSpace>(space, 0, a.nrows + 1),
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+          if (final) rp(i) = sum;
+          if (i < std::int64_t(src.extent(0)) - 1) {
+            const std::int64_t len = src(i + 1) - src(i);
+            sum += len > K ? len - K : 0;
+          }
+        },
+        total, &temps);
+  }
+  FormatArrays<ExecSpace> coo_arrays(space);
+  auto c = coo_shell<Scalar, ExecSpace>(a.nrows, a.ncols, total, opt, coo_arrays);
+  const auto row = c.row;
+  const auto col = c.col;
+  const auto val = c.val;
   const auto acol = detail::read_only(a.col_idx);
   const auto aval = detail::read_only(a.values);
-  // Row i's entries from its K-th on go to the tail, from rp(i).
-  detail::for_each_row_segment(
-      space, "kspmv::hyb::tail_fill", a.nrows, longest - K,
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        return std::int64_t(src(i)) + K < std::int64_t(src(i + 1)) ? std::int64_t(src(i)) + K : std::int64_t(src(i + 1));
-      },
-      KOKKOS_LAMBDA(const std::int64_t i) { return std::int64_t(src(i + 1)); },
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
-        const std::int64_t out = rp(i) + (k0 - std::int64_t(src(i)) - K);
-        for (std::int64_t k = k0; k < k1; ++k) {
-          col(out + (k - k0)) = acol(k);
-          val(out + (k - k0)) = aval(k);
-        }
-      });
-  DeviceCsr<Scalar, ExecSpace> t;
-  t.nrows = a.nrows;
-  t.ncols = a.ncols;
-  t.row_ptr = rp;
-  t.col_idx = col;
-  t.values = val;
-  return t;
+  // Row i's entries from its K-th on, from rp(i).
+  if (total > 0)
+    detail::for_each_row_segment(
+        space, "kspmv::hyb::tail_fill", a.nrows, longest - K,
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          return std::int64_t(src(i)) + K < std::int64_t(src(i + 1)) ? std::int64_t(src(i)) + K
+                                                                     : std::int64_t(src(i + 1));
+        },
+        KOKKOS_LAMBDA(const std::int64_t i) { return std::int64_t(src(i + 1)); },
+        KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t k0, const std::int64_t k1) {
+          const std::int64_t out = rp(i) + (k0 - std::int64_t(src(i)) - K);
+          for (std::int64_t k = k0; k < k1; ++k) {
+            row(out + (k - k0)) = static_cast<int>(i);
+            col(out + (k - k0)) = acol(k);
+            val(out + (k - k0)) = aval(k);
+          }
+        });
+  coo_chunk_lists(space, c, Kokkos::View<const offset_t*, typename ExecSpace::memory_space>(rp), false, coo_arrays);
+  c.storage = coo_arrays.kept();
+  return {c, rp};
 }
 }  // namespace detail
 
 // On the device: the ELL part as ell builds it, the rest of the long rows
-// as a device CSR that coo builds. K's rule needs the row-length histogram
+// as a COO written in one pass. K's rule needs the row-length histogram
 // (one pass, copied to the host: a number a row length); kHybKModel's
 // pattern statistics and kHybKPaper's PMF read the pattern on the host.
 template <class Scalar, class ExecSpace = Kokkos::DefaultExecutionSpace>
@@ -154,10 +162,9 @@ HybDevice<Scalar, ExecSpace> to_hyb(const DeviceCsr<Scalar, ExecSpace>& a, const
   K = std::min(maxlen, K);
   h.ell = detail::build_ell<Scalar, ExecSpace>(a, K, opt);
   detail::FormatArrays<ExecSpace> arrays(space);
-  detail::ScratchSet<ExecSpace> temps(space);
-  const auto tail = detail::entries_past(space, a, K, maxlen, arrays, temps);
-  h.coo = to_coo_device(tail, opt);
-  h.coo_row_start = tail.row_ptr;
+  auto tail = detail::coo_past_width(space, a, K, maxlen, opt, arrays);
+  h.coo = std::move(tail.first);
+  h.coo_row_start = tail.second;
   h.storage = arrays.kept();
   h.longest = maxlen;
   space.fence();

@@ -406,7 +406,20 @@ struct FormatHolder final : AnyFormat<Scalar, ExecSpace> {
   }
   std::size_t storage_bytes() const override { return f.storage_bytes(); }
   double conversion_seconds() const override { return f.conversion_seconds; }
-  Properties properties() const override { return format_properties(f); }
+  // Its own report, and how update_values writes it: one copy where it
+  // keeps the CSR's order, along its rows or by visiting its slots where
+  // the map keeps only the row offsets, else through the map's slot a
+  // nonzero (and "none" where no map was kept).
+  Properties properties() const override {
+    Properties p = format_properties(f);
+    const char* refresh = !map.valid()      ? "none"
+                          : map.identity()  ? "copy"
+                          : !map.by_rows()  ? "slot map"
+                          : has_slot_visit<F>::value ? "slot visit"
+                                                     : "row walk";
+    p.push_back({"refresh", refresh});
+    return p;
+  }
   std::vector<ordinal_t> internal_order() const override { return detail::internal_order(f); }
   bool in_internal_order() const override { return detail::in_internal_order(f); }
   bool permutes_x() const override { return detail::permutes_x<F>::value; }
