@@ -1322,29 +1322,36 @@ EhybSlotWalk<Scalar, ExecSpace> slot_walk(const EhybDevice<Scalar, ExecSpace>& f
   w.er_inline = f.er_inline;
   return w;
 }
-// Refreshed along its rows (matrix.hpp) where more than one row in eight
-// does not follow its neighbour in the CSR (a scrambled or partitioned
-// order, or a stencil's cells sorted by how many entries stay in the part)
-// and no row is long: by its own kernel on CUDA's tuned path
-// (tuned_refresh), else by its slot walk. Elsewhere through a map of slots
-// the walk writes, a thread an entry: where nearly every row follows its
-// neighbour the scatter reads in order and writes each slice's sectors
-// close together in time. H200, double, refresh in SpMVs, the tuned kernel
-// / the scatter: 3-D stencils with 57-73% of their rows in order 0.32-0.84x
-// the scatter's time (27 points 1.6-2.4 / 4.7-6.9, 7 points 1.7-2.3 /
-// 2.0-2.8); at 94-99.8% in order the scatter is the faster on 2-D stencils
-// and block-diagonal rows of 4-12 entries (1.09-2.44x) and on a band of
-// 129 entries a row (2.12x), but not on a 4M-row band of 33 (rows 0.51x,
-// 2.6 / 5.0, the rule's one miss measured; docs/PERFORMANCE.md). Where
-// rows are scrambled the two are within 1% on the FEM meshes and random
-// rows. (H100, the walk / the scatter: FEM meshes 3.6-5.7 / 4.7-9.9.)
+// Refreshed along its rows (matrix.hpp) where no row is long and either
+// more than one row in eight does not follow its neighbour in the CSR (a
+// scrambled or partitioned order, or a stencil's cells sorted by how many
+// entries stay in the part) or, on CUDA's tuned path, rows hold 20-56
+// entries (ehyb_walk_pays_in_order, ehyb_cuda.hpp): by its own kernel on
+// CUDA's tuned path (tuned_refresh), else by its slot walk. Elsewhere
+// through a map of slots the walk writes, a thread an entry: where nearly
+// every row follows its neighbour the scatter reads in order and writes
+// each slice's sectors close together in time. H200, double, refresh in
+// SpMVs, the tuned kernel / the scatter: 3-D stencils with 57-73% of their
+// rows in order 0.32-0.84x the scatter's time (27 points 1.6-2.4 /
+// 4.7-6.9, 7 points 1.7-2.3 / 2.0-2.8); at 94-99.8% in order the scatter
+// is the faster on 2-D stencils and block-diagonal rows of 4-16 entries
+// (1.09-2.44x), on bands of 13 and 65-129 and blocks of 64 (1.12-2.12x); the kernel on
+// bands and blocks of 20-49 (0.44-0.90x; docs/PERFORMANCE.md). Where rows
+// are scrambled the two are within 1% on the FEM meshes and random rows.
+// (H100, the walk / the scatter: FEM meshes 3.6-5.7 / 4.7-9.9.)
 template <class Scalar, class ExecSpace>
 constexpr bool has_tuned_refresh(const EhybDevice<Scalar, ExecSpace>& f) {
   return on_cuda<ExecSpace>() && f.kernel == KernelPath::Auto;
 }
 template <class Scalar, class ExecSpace>
 bool refresh_by_rows(const EhybDevice<Scalar, ExecSpace>& f) {
-  return f.report.long_rows == 0 && 8 * f.rows_in_order < 7 * std::int64_t(f.nrows);
+  if (f.report.long_rows != 0) return false;
+  if (8 * f.rows_in_order < 7 * std::int64_t(f.nrows)) return true;
+#if KSPMV_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
+    return has_tuned_refresh(f) && cuda_tuned::ehyb_walk_pays_in_order(f.longest_sliced, f.nnz, f.nrows);
+#endif
+  return false;
 }
 // Its own refresh where CUDA's tuned path runs (has_tuned_refresh;
 // ehyb_cuda.hpp, ehyb_refresh: a warp a slice, its lanes reading the

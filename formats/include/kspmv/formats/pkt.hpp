@@ -358,6 +358,10 @@ void pkt_pack(const ExecSpace& space, const DeviceCsr<Scalar, ExecSpace>& a, con
   remainder.row_ptr = rem_ptr;
   remainder.col_idx = rem_col;
   remainder.values = rem_val;
+  // Built with its list of empty rows (unlike HYB's COO part): CUDA's tuned
+  // path applies it with beta = 0 into t_internal, which the packets'
+  // kernel then adds to, so every row without a remainder entry is zeroed
+  // there first.
   p.remainder = to_coo_device(remainder, opt);
   p.packet_nnz = a.nnz() - rem_nnz;
   p.x_internal = Kokkos::View<Scalar*, M>(Kokkos::view_alloc(space, std::string("kspmv::pkt::x_internal")), n);

@@ -283,6 +283,29 @@ __global__ void __launch_bounds__(256) ehyb_refresh_long_kernel(const EhybRefres
   a.long_val[t] = ld_stream(a.values + from + (t - ldg(a.long_row_ptr + lo)));
 }
 
+// Where nearly every row follows its neighbour in the CSR (ehyb.hpp,
+// refresh_by_rows), whether ehyb_refresh beats the scatter through a map
+// of slots: on rows of kEhybWalkInOrderMeanEntries entries or more on
+// average, none past kEhybWalkInOrderLongest. A thread an entry puts each
+// of a row's entries in another column's sector (that these leave L2
+// part-written on longer rows is the likely cause, not measured); past
+// two of the kernel's tiles (28 columns in double) more of the kernel's
+// own writes go where they lie, a slot at a time.
+// H200, double, refresh in SpMVs, the kernel / the scatter, bands of 1-4M
+// rows: 0.97-1.04x at 17 a row, 1.24x at 13; 0.51-0.79x at 21-41, 0.90x
+// at 49, 1.31x at 65; then, not read by the thresholds, blocks of 16-64
+// on the diagonal (1.16x at 16, 0.49-0.81x at 20-48, 1.12x at 64) and a
+// band of 19 (0.87x, scattered: the one miss in double). Float, the same
+// thresholds: 0.44-0.60x on bands of 33 and blocks of 24, 1.33x on a band
+// of 13; a band of 65 scattered where the kernel took 0.84x (the other
+// miss). docs/PERFORMANCE.md, "ehyb's refresh on bands and blocks in
+// order".
+constexpr long kEhybWalkInOrderMeanEntries = 20;
+constexpr long kEhybWalkInOrderLongest = 56;
+constexpr bool ehyb_walk_pays_in_order(long long longest, std::int64_t nnz, std::int64_t nrows) {
+  return longest <= kEhybWalkInOrderLongest && nrows > 0 && nnz >= kEhybWalkInOrderMeanEntries * nrows;
+}
+
 // longest: the longest row in the slices (the slots a row fills there at
 // most); long_nnz: the long rows' entries (long_val's length).
 template <class Scalar>
