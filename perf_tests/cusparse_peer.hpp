@@ -5,6 +5,7 @@
 #include <cusparse.h>
 
 #include <Kokkos_Core.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -224,10 +225,18 @@ class CusparsePeer {
     const int nslices = (a.nrows + S - 1) / S;
     SlicedEll e;
     e.offsets.assign(static_cast<std::size_t>(nslices) + 1, 0);
+    // Its offsets are 32-bit (CUSPARSE_INDEX_32I): a matrix whose padded
+    // slices pass them (a power-law graph's hubs, each padding its slice
+    // to its own length) is refused, not wrapped around.
+    std::int64_t slots = 0;
     for (int s = 0; s < nslices; ++s) {
       std::int64_t w = 0;
       for (int i = s * S; i < std::min(a.nrows, (s + 1) * S); ++i) w = std::max(w, a.row_length(i));
-      e.offsets[s + 1] = e.offsets[s] + static_cast<int>(w) * S;
+      slots += w * S;
+      if (slots > std::numeric_limits<int>::max())
+        throw kspmv::FormatCannotHoldError("cusparse-sell: its padded slices pass 2^31 - 1 slots (32-bit offsets); " +
+                                           std::to_string(a.nnz()) + " nonzeros");
+      e.offsets[s + 1] = static_cast<int>(slots);
     }
     e.col.assign(static_cast<std::size_t>(e.offsets.back()), -1);
     e.val.assign(static_cast<std::size_t>(e.offsets.back()), Scalar(0));
